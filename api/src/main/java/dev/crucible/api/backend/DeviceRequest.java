@@ -1,0 +1,46 @@
+package dev.crucible.api.backend;
+
+import dev.crucible.api.UserInputException;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.OptionalInt;
+
+/**
+ * What the user asked for with {@code --device}: {@code auto}, a backend name or alias ({@code cpu}, {@code tpu}),
+ * optionally with a device index ({@code cuda:1}).
+ */
+public record DeviceRequest(String name, OptionalInt index) {
+    public static final DeviceRequest AUTO = new DeviceRequest("auto", OptionalInt.empty());
+
+    public DeviceRequest {
+        Objects.requireNonNull(name, "name is null");
+        Objects.requireNonNull(index, "index is null");
+    }
+
+    public boolean isAuto() {
+        return name.equals("auto");
+    }
+
+    /** Parses {@code auto}, {@code cpu}, {@code cuda:1}; a malformed value is the user's mistake. */
+    public static DeviceRequest parse(String text) {
+        String value = text == null ? "" : text.trim().toLowerCase(Locale.ROOT);
+        if (value.isEmpty()) {
+            throw new UserInputException("--device is empty; use auto, cpu, cuda, cuda:N, xla, tpu, mps or xpu");
+        }
+        int colon = value.indexOf(':');
+        if (colon < 0) {
+            return new DeviceRequest(value, OptionalInt.empty());
+        }
+        String name = value.substring(0, colon);
+        String number = value.substring(colon + 1);
+        if (name.isEmpty() || !number.matches("\\d{1,4}")) {
+            throw new UserInputException("--device '" + text + "' is malformed; expected NAME or NAME:INDEX such as cuda:1");
+        }
+        return new DeviceRequest(name, OptionalInt.of(Integer.parseInt(number)));
+    }
+
+    @Override
+    public String toString() {
+        return index.isPresent() ? name + ":" + index.getAsInt() : name;
+    }
+}
