@@ -41,8 +41,11 @@ public interface HardwareBackend {
      */
     void setupEnvironment(SetupRequest request);
 
-    /** The compute dtype this backend picks for {@code --dtype auto}. */
-    DType defaultDtype();
+    /**
+     * The compute dtype for {@code --dtype auto}, given the checkpoint's dtype: a backend keeps a half-precision
+     * checkpoint in half precision only where the hardware computes it natively, and otherwise widens to F32.
+     */
+    DType chooseDtype(DType checkpointDtype);
 
     /** Frees cached device memory; returns one line saying what it did (a no-op says so). */
     String emptyCache();
