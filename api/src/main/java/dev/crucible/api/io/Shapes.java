@@ -1,0 +1,24 @@
+package dev.crucible.api.io;
+
+/** Element counts of shapes, with the overflow checks a hostile header needs. */
+final class Shapes {
+    private Shapes() {
+    }
+
+    /**
+     * The number of elements of {@code shape}.
+     *
+     * @throws ArithmeticException when the product does not fit in a long
+     * @throws IllegalArgumentException when a dimension is negative
+     */
+    static long elementCount(long[] shape) {
+        long count = 1;
+        for (long dim : shape) {
+            if (dim < 0) {
+                throw new IllegalArgumentException("negative dimension " + dim);
+            }
+            count = Math.multiplyExact(count, dim);
+        }
+        return count;
+    }
+}
