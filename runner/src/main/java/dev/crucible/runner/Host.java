@@ -1,0 +1,61 @@
+package dev.crucible.runner;
+
+import dev.crucible.api.UserInputException;
+import dev.crucible.api.backend.HardwareBackend;
+import dev.crucible.api.scoring.ScorerProvider;
+import dev.crucible.runner.backends.BackendProber;
+import dev.crucible.runner.backends.ProbedBackend;
+import dev.crucible.runner.plugins.Discovered;
+import dev.crucible.runner.plugins.PluginHost;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The runner's view of its plugins: discovered once per process, probed once, closed at exit.
+ */
+public final class Host implements AutoCloseable {
+    private final RunnerEnvironment environment;
+    private final PluginHost plugins;
+    private List<ProbedBackend> probed;
+
+    public Host(RunnerEnvironment environment, ClassLoader classpath) {
+        this.environment = environment;
+        this.plugins = PluginHost.open(classpath, environment.pluginsDir());
+    }
+
+    public RunnerEnvironment environment() {
+        return environment;
+    }
+
+    public PluginHost plugins() {
+        return plugins;
+    }
+
+    /** Every backend with its probe, highest priority first; detection runs on first call only. */
+    public synchronized List<ProbedBackend> backends() {
+        if (probed == null) {
+            List<Discovered<HardwareBackend>> found = plugins.discover(HardwareBackend.class, HardwareBackend::id);
+            probed = BackendProber.probeAll(found, probeTimeout());
+        }
+        return probed;
+    }
+
+    public List<Discovered<ScorerProvider>> scorers() {
+        return plugins.discover(ScorerProvider.class, ScorerProvider::name);
+    }
+
+    private Duration probeTimeout() {
+        return environment.get("CRUCIBLE_PROBE_TIMEOUT_MS").map(ms -> {
+            try {
+                return Duration.ofMillis(Long.parseLong(ms.trim()));
+            } catch (NumberFormatException e) {
+                throw new UserInputException("CRUCIBLE_PROBE_TIMEOUT_MS must be a number of milliseconds, got '" + ms + "'");
+            }
+        }).orElse(BackendProber.DEFAULT_TIMEOUT);
+    }
+
+    @Override
+    public void close() {
+        plugins.close();
+    }
+}
