@@ -3,7 +3,9 @@ package dev.crucible.runner;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.scoring.ScorerProvider;
+import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.runner.backends.BackendProber;
+import dev.crucible.runner.backends.BackendResolver;
 import dev.crucible.runner.backends.ProbedBackend;
 import dev.crucible.runner.plugins.Discovered;
 import dev.crucible.runner.plugins.PluginHost;
@@ -38,6 +40,11 @@ public final class Host implements AutoCloseable {
             probed = BackendProber.probeAll(found, probeTimeout());
         }
         return probed;
+    }
+
+    /** The backend {@code --device} selects (see {@link BackendResolver}); the user's mistake exits 2. */
+    public ProbedBackend resolve(DeviceRequest request) {
+        return new BackendResolver(backends()).resolve(request, environment.get("CRUCIBLE_DEVICE_PRIORITY"));
     }
 
     public List<Discovered<ScorerProvider>> scorers() {

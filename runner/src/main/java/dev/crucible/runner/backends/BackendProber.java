@@ -52,7 +52,8 @@ public final class BackendProber {
             return probe != null ? probe : Probe.unavailable("detect() returned nothing");
         } catch (TimeoutException e) {
             future.cancel(true);
-            return Probe.unavailable("detect() took longer than " + timeout.toSeconds() + " s");
+            long ms = timeout.toMillis();
+            return Probe.unavailable("detect() took longer than " + (ms % 1000 == 0 ? ms / 1000 + " s" : ms + " ms"));
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             String message = cause.getMessage() == null ? "" : ": " + cause.getMessage().replaceAll("\\s*\\R\\s*", " ");

@@ -4,6 +4,7 @@ import com.github.freva.asciitable.AsciiTable;
 import com.github.freva.asciitable.Column;
 import com.github.freva.asciitable.HorizontalAlign;
 import dev.crucible.api.backend.DeviceInfo;
+import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.backends.ProbedBackend;
 import java.io.PrintWriter;
@@ -29,6 +30,10 @@ public final class DevicesCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print a JSON array: id, priority, available, reason, devices, origin, details.")
     boolean json;
 
+    @Option(names = "--device", paramLabel = "DEVICE",
+            description = "Also resolve DEVICE (auto, cpu, cuda, cuda:N, xla, tpu, mps, xpu) and print which backend a run would use; exit 2 when it is not available.")
+    String device;
+
     DevicesCommand(Host host) {
         this.host = host;
     }
@@ -37,16 +42,25 @@ public final class DevicesCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         List<ProbedBackend> backends = host.backends();
+        if (device != null) {
+            ProbedBackend chosen = host.resolve(DeviceRequest.parse(device));
+            if (json) {
+                out.println(Json.write(toJson(chosen)));
+            } else {
+                out.println("--device " + device + " -> " + chosen.id() + ": " + chosen.probe().reason());
+            }
+            return 0;
+        }
         if (json) {
             out.println(Json.write(backends.stream().map(DevicesCommand::toJson).toList()));
             return 0;
         }
         out.println(AsciiTable.getTable(AsciiTable.BASIC_ASCII_NO_DATA_SEPARATORS, backends, List.of(
-                new Column().header("backend").with(ProbedBackend::id),
+                new Column().header("backend").dataAlign(HorizontalAlign.LEFT).with(ProbedBackend::id),
                 new Column().header("priority").dataAlign(HorizontalAlign.RIGHT).with(p -> Integer.toString(p.backend().priority())),
-                new Column().header("status").with(p -> p.probe().available() ? "available" : "unavailable"),
-                new Column().header("devices").with(p -> devices(p.probe().devices())),
-                new Column().header("reason").maxWidth(70).with(p -> p.probe().reason()))));
+                new Column().header("status").dataAlign(HorizontalAlign.LEFT).with(p -> p.probe().available() ? "available" : "unavailable"),
+                new Column().header("devices").dataAlign(HorizontalAlign.LEFT).with(p -> devices(p.probe().devices())),
+                new Column().header("reason").dataAlign(HorizontalAlign.LEFT).maxWidth(70).with(p -> p.probe().reason()))));
         for (String problem : host.plugins().problems()) {
             out.println("warning: " + problem);
         }

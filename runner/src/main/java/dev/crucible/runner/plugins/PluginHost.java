@@ -170,8 +170,10 @@ public final class PluginHost implements AutoCloseable {
     @Override
     public void close() {
         if (pluginManager != null) {
-            pluginManager.stopPlugins();
-            pluginManager.unloadPlugins();
+            // One by one over a copy: PF4J 3.15's stopPlugins() modifies the list it iterates.
+            for (PluginWrapper plugin : List.copyOf(pluginManager.getPlugins())) {
+                pluginManager.unloadPlugin(plugin.getPluginId());
+            }
         }
     }
 

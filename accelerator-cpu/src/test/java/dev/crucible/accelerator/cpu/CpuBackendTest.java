@@ -1,0 +1,68 @@
+package dev.crucible.accelerator.cpu;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.crucible.api.UserInputException;
+import dev.crucible.api.backend.DeviceRequest;
+import dev.crucible.api.backend.Probe;
+import dev.crucible.api.backend.SetupRequest;
+import dev.crucible.api.model.DType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.OptionalInt;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class CpuBackendTest {
+    @TempDir
+    Path temp;
+
+    private CpuFeatures features(String flags) throws Exception {
+        Path cpuinfo = temp.resolve("cpuinfo");
+        Files.writeString(cpuinfo, "processor\t: 0\nmodel name\t: Test CPU 9000\nflags\t\t: " + flags + "\n\nprocessor\t: 1\nflags\t: sse\n");
+        Path meminfo = temp.resolve("meminfo");
+        Files.writeString(meminfo, "MemTotal:       24576000 kB\nMemFree: 1 kB\n");
+        return CpuFeatures.fromProcFiles(cpuinfo, meminfo, 2);
+    }
+
+    @Test
+    void reportsCoresMemoryAndTheIsaFeaturesThatMatter() throws Exception {
+        CpuBackend cpu = new CpuBackend(features("fpu sse avx2 avx512f avx512_bf16 avx512_vnni"));
+        Probe probe = cpu.detect();
+        assertTrue(probe.available());
+        assertEquals("2 cores, AVX2, AVX-512, AVX512-BF16, AVX512-VNNI", probe.reason());
+        assertEquals("Test CPU 9000", probe.devices().getFirst().name());
+        assertEquals(24576000L * 1024, probe.devices().getFirst().memoryBytes().getAsLong());
+    }
+
+    @Test
+    void bf16OnlyWhereTheCpuComputesItNatively() throws Exception {
+        assertEquals(DType.BF16, new CpuBackend(features("avx2 avx512f avx512_bf16")).chooseDtype(DType.BF16));
+        assertEquals(DType.BF16, new CpuBackend(features("avx2 amx_tile amx_bf16")).chooseDtype(DType.BF16));
+        assertEquals(DType.F32, new CpuBackend(features("avx2 avx512f")).chooseDtype(DType.BF16));
+        assertEquals(DType.F32, new CpuBackend(features("avx2 avx512_bf16")).chooseDtype(DType.F32));
+        assertEquals(DType.F32, new CpuBackend(features("avx2 avx512_bf16")).chooseDtype(DType.F16));
+    }
+
+    @Test
+    void threadsPolicyAndDeviceIndex() throws Exception {
+        CpuBackend cpu = new CpuBackend(features("avx2"));
+        assertEquals(2, cpu.threads());
+        cpu.setupEnvironment(new SetupRequest(DeviceRequest.parse("cpu"), cpu.detect(), OptionalInt.of(1)));
+        assertEquals(1, cpu.threads());
+        assertThrows(UserInputException.class, () -> cpu.setupEnvironment(new SetupRequest(DeviceRequest.parse("cpu:1"), cpu.detect(), OptionalInt.empty())));
+        assertThrows(UserInputException.class, () -> cpu.setupEnvironment(new SetupRequest(DeviceRequest.parse("cpu"), cpu.detect(), OptionalInt.of(0))));
+        assertTrue(cpu.emptyCache().contains("nothing to free"));
+    }
+
+    @Test
+    void unreadableProcFilesMeanUnknownNotFailure() {
+        CpuFeatures none = CpuFeatures.fromProcFiles(temp.resolve("missing"), temp.resolve("missing2"), 4);
+        assertEquals(4, none.cores());
+        assertTrue(none.memoryBytes().isEmpty());
+        assertEquals(DType.F32, new CpuBackend(none).chooseDtype(DType.BF16));
+        assertEquals("4 cores", new CpuBackend(none).detect().reason());
+    }
+}
