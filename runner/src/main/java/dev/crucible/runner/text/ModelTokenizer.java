@@ -1,0 +1,186 @@
+package dev.crucible.runner.text;
+
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.crucible.api.UserInputException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * A model folder's tokenizer as transformers sees it: the fast tokenizer from {@code tokenizer.json} (through
+ * DJL's binding of the Hugging Face tokenizers library, so ids match byte for byte), plus what
+ * {@code tokenizer_config.json}, {@code generation_config.json} and {@code config.json} say about special tokens.
+ *
+ * <p>Raw prompts are encoded with the tokenizer's own special tokens (its post-processor adds BOS where the
+ * model expects one); chat-rendered prompts are encoded without, because the template already wrote them.
+ * The pad token is the eos token when the tokenizer has none; batches are padded on the left.
+ */
+public final class ModelTokenizer implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final HuggingFaceTokenizer tokenizer;
+    private final Map<String, String> specialTokens;
+    private final Set<Integer> eosIds;
+    private final int padId;
+    private final Optional<Integer> bosId;
+    private final Optional<String> chatTemplate;
+
+    private ModelTokenizer(HuggingFaceTokenizer tokenizer, Map<String, String> specialTokens, Set<Integer> eosIds,
+                           int padId, Optional<Integer> bosId, Optional<String> chatTemplate) {
+        this.tokenizer = tokenizer;
+        this.specialTokens = specialTokens;
+        this.eosIds = eosIds;
+        this.padId = padId;
+        this.bosId = bosId;
+        this.chatTemplate = chatTemplate;
+    }
+
+    public static ModelTokenizer load(Path modelDir) {
+        Path file = modelDir.resolve("tokenizer.json");
+        if (!Files.isRegularFile(file)) {
+            throw new UserInputException("model folder " + modelDir + " has no tokenizer.json (Crucible reads the Hugging Face "
+                    + "fast-tokenizer format; save it with transformers' tokenizer.save_pretrained)");
+        }
+        JsonNode config = readJson(modelDir.resolve("tokenizer_config.json"));
+        HuggingFaceTokenizer tokenizer;
+        try {
+            // No truncation or padding here: the runner decides both, and DJL's defaults would cut at 512 tokens.
+            tokenizer = HuggingFaceTokenizer.newInstance(file, Map.of("truncation", "false", "padding", "false",
+                    "addSpecialTokens", "true", "maxLength", "1000000000"));
+        } catch (IOException | RuntimeException e) {
+            throw new UserInputException("cannot read " + file + ": " + e.getMessage(), e);
+        }
+        Map<String, String> special = new LinkedHashMap<>();
+        for (String name : new String[] {"bos_token", "eos_token", "unk_token", "pad_token"}) {
+            tokenText(config.get(name)).ifPresent(text -> special.put(name, text));
+        }
+        Optional<Integer> bos = Optional.ofNullable(special.get("bos_token")).flatMap(t -> idOf(tokenizer, t));
+        Set<Integer> eos = new LinkedHashSet<>();
+        Optional.ofNullable(special.get("eos_token")).flatMap(t -> idOf(tokenizer, t)).ifPresent(eos::add);
+        // generation_config.json (and config.json) may list several stop ids, e.g. Llama 3's <|eot_id|>.
+        addIds(readJson(modelDir.resolve("generation_config.json")).get("eos_token_id"), eos);
+        if (eos.isEmpty()) {
+            addIds(readJson(modelDir.resolve("config.json")).get("eos_token_id"), eos);
+        }
+        int pad = Optional.ofNullable(special.get("pad_token")).flatMap(t -> idOf(tokenizer, t))
+                .orElse(eos.isEmpty() ? 0 : eos.iterator().next());
+        return new ModelTokenizer(tokenizer, special, Set.copyOf(eos), pad, bos, chatTemplateOf(modelDir, config));
+    }
+
+    /** {@code chat_template.jinja} wins over the config's {@code chat_template} (string, or a list of named ones). */
+    private static Optional<String> chatTemplateOf(Path modelDir, JsonNode config) {
+        Path jinja = modelDir.resolve("chat_template.jinja");
+        if (Files.isRegularFile(jinja)) {
+            try {
+                return Optional.of(Files.readString(jinja));
+            } catch (IOException e) {
+                throw new UserInputException("cannot read " + jinja + ": " + e.getMessage(), e);
+            }
+        }
+        JsonNode template = config.get("chat_template");
+        if (template == null || template.isNull()) {
+            return Optional.empty();
+        }
+        if (template.isTextual()) {
+            return Optional.of(template.asText());
+        }
+        for (JsonNode named : template) {
+            if ("default".equals(named.path("name").asText())) {
+                return Optional.of(named.path("template").asText());
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<String> tokenText(JsonNode node) {
+        if (node == null || node.isNull()) {
+            return Optional.empty();
+        }
+        // Either "<s>" or an AddedToken object {"content": "<s>", ...}.
+        return Optional.of(node.isTextual() ? node.asText() : node.path("content").asText()).filter(s -> !s.isEmpty());
+    }
+
+    private static void addIds(JsonNode node, Set<Integer> into) {
+        if (node == null || node.isNull()) {
+            return;
+        }
+        if (node.isArray()) {
+            node.forEach(n -> into.add(n.asInt()));
+        } else if (node.isNumber()) {
+            into.add(node.asInt());
+        }
+    }
+
+    private static Optional<Integer> idOf(HuggingFaceTokenizer tokenizer, String token) {
+        long[] ids = tokenizer.encode(token, false, false).getIds();
+        return ids.length == 1 ? Optional.of((int) ids[0]) : Optional.empty();
+    }
+
+    private static JsonNode readJson(Path file) {
+        if (!Files.isRegularFile(file)) {
+            return JSON.createObjectNode();
+        }
+        try {
+            return JSON.readTree(file.toFile());
+        } catch (IOException e) {
+            throw new UserInputException(file + " is not valid JSON: " + e.getMessage().lines().findFirst().orElse(""), e);
+        }
+    }
+
+    /** Encodes text the way {@code tokenizer(text)} does in transformers (special tokens as the tokenizer adds them). */
+    public int[] encode(String text) {
+        return toInts(tokenizer.encode(text, true, false).getIds());
+    }
+
+    /** Encodes text that already carries its special tokens, such as a rendered chat template. */
+    public int[] encodeWithoutSpecialTokens(String text) {
+        return toInts(tokenizer.encode(text, false, false).getIds());
+    }
+
+    public String decode(int[] ids) {
+        return tokenizer.decode(Arrays.stream(ids).asLongStream().toArray(), true);
+    }
+
+    /** The token ids that end a generated sequence. */
+    public Set<Integer> eosIds() {
+        return eosIds;
+    }
+
+    public int padId() {
+        return padId;
+    }
+
+    public Optional<Integer> bosId() {
+        return bosId;
+    }
+
+    /** bos/eos/unk/pad as the chat template receives them (unset tokens are absent, as in transformers). */
+    public Map<String, String> specialTokens() {
+        return Map.copyOf(specialTokens);
+    }
+
+    public Optional<String> chatTemplate() {
+        return chatTemplate;
+    }
+
+    private static int[] toInts(long[] ids) {
+        int[] out = new int[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            out[i] = Math.toIntExact(ids[i]);
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        tokenizer.close();
+    }
+}
