@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -59,6 +60,9 @@ public final class SafetensorsFile implements AutoCloseable {
         Objects.requireNonNull(path, "path is null");
         Objects.requireNonNull(arena, "arena is null");
         String label = path.toString();
+        if (Files.isDirectory(path)) {
+            throw new UserInputException(label + " is a folder, not a safetensors file");
+        }
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
             long size = channel.size();
             if (size < 8) {

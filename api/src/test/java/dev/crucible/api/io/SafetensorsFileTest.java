@@ -167,6 +167,8 @@ class SafetensorsFileTest {
                 () -> SafetensorsFile.open(dir.resolve("nope.safetensors")));
         assertTrue(e.getMessage().contains("not found"), e.getMessage());
         assertFalse(e.getMessage().contains("\n"));
+        UserInputException folder = assertThrows(UserInputException.class, () -> SafetensorsFile.open(dir));
+        assertTrue(folder.getMessage().contains("is a folder"), folder.getMessage());
     }
 
     static byte[] concat(byte[]... parts) {
