@@ -1,6 +1,14 @@
 package dev.crucible.api.backend;
 
+import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.model.DType;
+import dev.crucible.api.model.DecodeRequest;
+import dev.crucible.api.model.DecodeResult;
+import dev.crucible.api.model.DeviceModel;
+import dev.crucible.api.model.ForwardRequest;
+import dev.crucible.api.model.ForwardResult;
+import dev.crucible.api.model.MergedWeights;
+import dev.crucible.api.model.ShardRequest;
 
 /**
  * One kind of accelerator. Everything hardware-specific lives behind this interface: detection, environment
@@ -10,8 +18,9 @@ import dev.crucible.api.model.DType;
  * <p>Implementations are found by {@link java.util.ServiceLoader} on the classpath and in PF4J plugin jars;
  * the same jar works both ways. A backend must have a public no-argument constructor that does no work.
  *
- * <p>Compute methods arrive with the model runtime; a backend whose compute is not built yet says so when
- * they are called rather than pretending.
+ * <p>The compute methods ({@link #shard}, {@link #forward}, {@link #decode}, {@link #merge}) run the one model
+ * definition ({@link dev.crucible.api.model.Transformer}); a backend whose compute is not built yet inherits
+ * defaults that say so when called rather than pretending.
  */
 public interface HardwareBackend {
 
@@ -49,4 +58,42 @@ public interface HardwareBackend {
 
     /** Frees cached device memory; returns one line saying what it did (a no-op says so). */
     String emptyCache();
+
+    /**
+     * Places a loaded checkpoint on this backend's devices in {@code request.dtype()} (one copy per tensor, taken
+     * while the checkpoint is open). The returned model owns the copies and frees them on close.
+     */
+    default DeviceModel shard(ShardRequest request) {
+        throw notImplemented("shard");
+    }
+
+    /**
+     * For each prompt, at its last token: the residual stream after the embeddings and after every layer
+     * ({@code numLayers + 1} float32 vectors), the final norm's output, and the raw float32 logits that choose
+     * the first generated token.
+     */
+    default ForwardResult forward(DeviceModel model, ForwardRequest request) {
+        throw notImplemented("forward");
+    }
+
+    /**
+     * Batched greedy generation: prompts left-padded, each row stopping on its own at a stop token, at most
+     * {@code maxNewTokens} each; also returns each prompt's first-step logits.
+     */
+    default DecodeResult decode(DeviceModel model, DecodeRequest request) {
+        throw notImplemented("decode");
+    }
+
+    /**
+     * The model's adapters merged into their base weights ({@code W + scale·B·A}), materialized on the host with
+     * {@code base}'s names, shapes and dtypes. {@code base} is the checkpoint the model was sharded from, still
+     * open: merging starts from its exact stored values, whatever dtype the device computes in.
+     */
+    default MergedWeights merge(DeviceModel model, Checkpoint base) {
+        throw notImplemented("merge");
+    }
+
+    private UnsupportedOperationException notImplemented(String method) {
+        return new UnsupportedOperationException("the " + id() + " backend cannot " + method + " models yet");
+    }
 }

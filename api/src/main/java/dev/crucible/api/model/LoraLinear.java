@@ -1,0 +1,93 @@
+package dev.crucible.api.model;
+
+import dev.crucible.api.tensor.Tensor;
+import dev.crucible.api.tensor.TensorOps;
+import java.util.Objects;
+
+/**
+ * A linear layer with an optional low-rank adapter beside it:
+ * {@code y = x·Wᵀ + b + scale · (x·Aᵀ)·Bᵀ}, with {@code W [out, in]}, {@code A [r, in]}, {@code B [out, r]} as PEFT
+ * stores them. The base weight is never touched: abliteration trials swap or zero the adapter, fine-tuning trains
+ * it, and a merge materializes {@code W + scale·B·A} elsewhere.
+ *
+ * <p>This class holds handles only; whoever placed the tensors owns them.
+ */
+public final class LoraLinear {
+
+    private final String module;
+    private final Tensor weight;
+    private final Tensor bias;
+    private Adapter adapter;
+
+    /** The adapter factors beside a base weight. */
+    public record Adapter(Tensor a, Tensor b, double scale) {
+        public Adapter {
+            Objects.requireNonNull(a, "a is null");
+            Objects.requireNonNull(b, "b is null");
+        }
+    }
+
+    public LoraLinear(String module, Tensor weight, Tensor bias) {
+        this.module = Objects.requireNonNull(module, "module is null");
+        this.weight = Objects.requireNonNull(weight, "weight is null");
+        this.bias = bias;
+    }
+
+    /** The module name as PEFT targets it, e.g. {@code model.layers.0.self_attn.q_proj}. */
+    public String module() {
+        return module;
+    }
+
+    public Tensor weight() {
+        return weight;
+    }
+
+    /** The bias, or null. */
+    public Tensor bias() {
+        return bias;
+    }
+
+    public long inFeatures() {
+        return weight.size(1);
+    }
+
+    public long outFeatures() {
+        return weight.size(0);
+    }
+
+    /** The adapter in use, or null. */
+    public Adapter adapter() {
+        return adapter;
+    }
+
+    /** Installs (or replaces) the adapter; returns the one it replaced, or null, so its owner can free it. */
+    public Adapter setAdapter(Tensor a, Tensor b, double scale) {
+        long[] aShape = a.shape();
+        long[] bShape = b.shape();
+        if (aShape.length != 2 || bShape.length != 2 || aShape[1] != inFeatures() || bShape[0] != outFeatures()
+                || aShape[0] != bShape[1]) {
+            throw new IllegalArgumentException(module + ": adapter A " + java.util.Arrays.toString(aShape) + " and B "
+                    + java.util.Arrays.toString(bShape) + " do not fit a [" + outFeatures() + ", " + inFeatures()
+                    + "] weight (A is [r, in], B is [out, r])");
+        }
+        Adapter previous = adapter;
+        adapter = new Adapter(a, b, scale);
+        return previous;
+    }
+
+    /** Removes the adapter; returns it, or null, so its owner can free it. */
+    public Adapter removeAdapter() {
+        Adapter previous = adapter;
+        adapter = null;
+        return previous;
+    }
+
+    public Tensor apply(TensorOps ops, Tensor x) {
+        Tensor y = ops.linear(x, weight, bias);
+        if (adapter == null) {
+            return y;
+        }
+        Tensor low = ops.linear(ops.linear(x, adapter.a(), null), adapter.b(), null);
+        return ops.add(y, ops.scale(low, adapter.scale()));
+    }
+}

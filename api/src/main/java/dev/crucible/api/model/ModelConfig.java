@@ -1,0 +1,328 @@
+package dev.crucible.api.model;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.crucible.api.UserInputException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.OptionalInt;
+
+/**
+ * What the model definition needs from a Hugging Face {@code config.json}, with transformers' defaults and
+ * per-architecture facts already applied, so nothing downstream re-reads JSON or asks which family a model is.
+ *
+ * @param headDim        per-head width; explicit in the file or derived as transformers derives it
+ * @param qkvBias        q/k/v projections carry a bias (Qwen2 always; Llama with {@code attention_bias})
+ * @param outputBias     o_proj carries a bias (Llama/Qwen3 with {@code attention_bias}; never Qwen2)
+ * @param mlpBias        gate/up/down carry a bias (Llama {@code mlp_bias})
+ * @param qkNorm         per-head RMSNorm of queries and keys before RoPE (Qwen3)
+ * @param slidingWindow  attention window in tokens, 0 for full attention everywhere
+ * @param eosTokenIds    every end-of-sequence id (config.json allows a number or a list), possibly empty
+ * @param dtype          the checkpoint's declared dtype ({@code torch_dtype}/{@code dtype}), F32 when absent
+ */
+public record ModelConfig(
+        Architecture architecture,
+        int hiddenSize,
+        int intermediateSize,
+        int numLayers,
+        int numHeads,
+        int numKvHeads,
+        int headDim,
+        int vocabSize,
+        double rmsNormEps,
+        double ropeTheta,
+        RopeScaling ropeScaling,
+        long maxPositionEmbeddings,
+        boolean tieWordEmbeddings,
+        boolean qkvBias,
+        boolean outputBias,
+        boolean mlpBias,
+        boolean qkNorm,
+        int slidingWindow,
+        OptionalInt bosTokenId,
+        List<Integer> eosTokenIds,
+        OptionalInt padTokenId,
+        DType dtype) {
+
+    public static final String FILE_NAME = "config.json";
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    public ModelConfig {
+        Objects.requireNonNull(architecture, "architecture is null");
+        Objects.requireNonNull(ropeScaling, "ropeScaling is null");
+        Objects.requireNonNull(bosTokenId, "bosTokenId is null");
+        Objects.requireNonNull(padTokenId, "padTokenId is null");
+        Objects.requireNonNull(dtype, "dtype is null");
+        eosTokenIds = List.copyOf(eosTokenIds);
+        if (hiddenSize <= 0 || intermediateSize <= 0 || numLayers <= 0 || numHeads <= 0 || numKvHeads <= 0
+                || headDim <= 0 || vocabSize <= 0) {
+            throw new UserInputException("config.json has a non-positive size: hidden_size " + hiddenSize
+                    + ", intermediate_size " + intermediateSize + ", num_hidden_layers " + numLayers
+                    + ", num_attention_heads " + numHeads + ", num_key_value_heads " + numKvHeads
+                    + ", head_dim " + headDim + ", vocab_size " + vocabSize);
+        }
+        if (numHeads % numKvHeads != 0) {
+            throw new UserInputException("config.json: num_attention_heads " + numHeads
+                    + " is not a multiple of num_key_value_heads " + numKvHeads);
+        }
+        if (headDim % 2 != 0) {
+            throw new UserInputException("config.json: head_dim " + headDim + " is odd; rotary embeddings need it even");
+        }
+    }
+
+    /** Query heads per key/value head. */
+    public int groupSize() {
+        return numHeads / numKvHeads;
+    }
+
+    /** Reads {@code modelDir/config.json}. */
+    public static ModelConfig read(Path modelDir) {
+        Path file = Files.isDirectory(modelDir) ? modelDir.resolve(FILE_NAME) : modelDir;
+        if (!Files.isRegularFile(file)) {
+            throw new UserInputException(file + " does not exist; point at a Hugging Face model folder");
+        }
+        try {
+            return parse(Files.readString(file), file.toString());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + file, e);
+        }
+    }
+
+    /** Parses config.json text; {@code source} names it in error messages. */
+    public static ModelConfig parse(String json, String source) {
+        JsonNode root;
+        try {
+            root = JSON.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new UserInputException(source + ": not valid JSON (" + e.getOriginalMessage().lines().findFirst()
+                    .orElse("") + ")");
+        }
+        if (root == null || !root.isObject()) {
+            throw new UserInputException(source + ": expected a JSON object");
+        }
+        return new Reader(root, source).config();
+    }
+
+    /** One parse of one file, so every error can name the file. */
+    private record Reader(JsonNode root, String source) {
+
+        ModelConfig config() {
+            Architecture architecture = Architecture.fromModelType(requiredText("model_type"));
+            JsonNode classes = root.get("architectures");
+            if (classes != null && classes.isArray() && !classes.isEmpty()) {
+                Architecture.checkClassName(classes.get(0).asText());
+            }
+            String activation = optionalText("hidden_act", optionalText("hidden_activation", "silu"));
+            if (!activation.equals("silu") && !activation.equals("swish")) {
+                throw new UserInputException(source + ": hidden_act '" + activation
+                        + "' is not supported; the gated MLP here uses silu");
+            }
+            int hidden = requiredInt("hidden_size");
+            int heads = requiredInt("num_attention_heads");
+            int kvHeads = optionalInt("num_key_value_heads", heads);
+            int headDim = headDim(architecture, hidden, heads);
+            boolean attentionBias = optionalBoolean("attention_bias", false);
+            boolean qkvBias = switch (architecture) {
+                case QWEN2 -> true;
+                case MISTRAL -> false;
+                case LLAMA, QWEN3 -> attentionBias;
+            };
+            boolean outputBias = (architecture == Architecture.LLAMA || architecture == Architecture.QWEN3)
+                    && attentionBias;
+            boolean mlpBias = architecture == Architecture.LLAMA && optionalBoolean("mlp_bias", false);
+            JsonNode ropeParameters = root.get("rope_parameters");
+            double ropeTheta = ropeParameters != null && ropeParameters.has("rope_theta")
+                    ? ropeParameters.get("rope_theta").asDouble()
+                    : optionalDouble("rope_theta", 10000.0);
+            JsonNode scalingNode = root.get("rope_scaling");
+            if ((scalingNode == null || scalingNode.isNull()) && ropeParameters != null) {
+                scalingNode = ropeParameters;
+            }
+            return new ModelConfig(
+                    architecture,
+                    hidden,
+                    requiredInt("intermediate_size"),
+                    requiredInt("num_hidden_layers"),
+                    heads,
+                    kvHeads,
+                    headDim,
+                    requiredInt("vocab_size"),
+                    optionalDouble("rms_norm_eps", 1e-6),
+                    ropeTheta,
+                    ropeScaling(scalingNode),
+                    optionalLong("max_position_embeddings", 2048),
+                    optionalBoolean("tie_word_embeddings", false),
+                    qkvBias,
+                    outputBias,
+                    mlpBias,
+                    architecture == Architecture.QWEN3,
+                    slidingWindow(architecture),
+                    optionalTokenId("bos_token_id"),
+                    tokenIds("eos_token_id"),
+                    optionalTokenId("pad_token_id"),
+                    dtype());
+        }
+
+        private int headDim(Architecture architecture, int hidden, int heads) {
+            JsonNode node = root.get("head_dim");
+            if (node != null && !node.isNull()) {
+                return asInt("head_dim", node);
+            }
+            // Qwen3Config's default is 128, not hidden/heads (transformers' configuration_qwen3).
+            return architecture == Architecture.QWEN3 ? 128 : hidden / heads;
+        }
+
+        private int slidingWindow(Architecture architecture) {
+            JsonNode window = root.get("sliding_window");
+            boolean declared = window != null && !window.isNull();
+            return switch (architecture) {
+                case MISTRAL -> declared ? asInt("sliding_window", window) : 0;
+                case QWEN2, QWEN3 -> {
+                    if (optionalBoolean("use_sliding_window", false)) {
+                        throw new UserInputException(source + ": use_sliding_window true is not supported; "
+                                + "only full-attention Qwen checkpoints run here");
+                    }
+                    yield 0;
+                }
+                case LLAMA -> 0;
+            };
+        }
+
+        private RopeScaling ropeScaling(JsonNode node) {
+            if (node == null || node.isNull()) {
+                return new RopeScaling.None();
+            }
+            if (!node.isObject()) {
+                throw new UserInputException(source + ": rope_scaling must be an object or null");
+            }
+            JsonNode typeNode = node.has("rope_type") ? node.get("rope_type") : node.get("type");
+            String type = typeNode == null || typeNode.isNull() ? "default" : typeNode.asText().toLowerCase(Locale.ROOT);
+            return switch (type) {
+                case "default" -> new RopeScaling.None();
+                case "linear" -> new RopeScaling.Linear(requiredDouble(node, "factor"));
+                case "llama3" -> new RopeScaling.Llama3(
+                        requiredDouble(node, "factor"),
+                        requiredDouble(node, "low_freq_factor"),
+                        requiredDouble(node, "high_freq_factor"),
+                        (long) requiredDouble(node, "original_max_position_embeddings"));
+                default -> throw new UserInputException(source + ": rope_scaling type '" + type
+                        + "' is not supported; supported: default, linear, llama3");
+            };
+        }
+
+        private DType dtype() {
+            String name = optionalText("torch_dtype", optionalText("dtype", "float32"));
+            return switch (name.toLowerCase(Locale.ROOT)) {
+                case "float32", "float" -> DType.F32;
+                case "bfloat16" -> DType.BF16;
+                case "float16", "half" -> DType.F16;
+                default -> throw new UserInputException(source + ": torch_dtype '" + name
+                        + "' is not supported; expected float32, bfloat16 or float16");
+            };
+        }
+
+        private OptionalInt optionalTokenId(String key) {
+            List<Integer> ids = tokenIds(key);
+            return ids.isEmpty() ? OptionalInt.empty() : OptionalInt.of(ids.getFirst());
+        }
+
+        private List<Integer> tokenIds(String key) {
+            JsonNode node = root.get(key);
+            List<Integer> ids = new ArrayList<>();
+            if (node == null || node.isNull()) {
+                return ids;
+            }
+            if (node.isArray()) {
+                for (JsonNode element : node) {
+                    ids.add(asInt(key, element));
+                }
+            } else {
+                ids.add(asInt(key, node));
+            }
+            return ids;
+        }
+
+        private String requiredText(String key) {
+            JsonNode node = root.get(key);
+            if (node == null || node.isNull() || !node.isTextual()) {
+                throw new UserInputException(source + ": missing " + key + "; supported model types: "
+                        + Architecture.supported());
+            }
+            return node.textValue();
+        }
+
+        private String optionalText(String key, String fallback) {
+            JsonNode node = root.get(key);
+            return node == null || node.isNull() ? fallback : node.asText();
+        }
+
+        private int requiredInt(String key) {
+            JsonNode node = root.get(key);
+            if (node == null || node.isNull()) {
+                throw new UserInputException(source + ": missing " + key);
+            }
+            return asInt(key, node);
+        }
+
+        private int optionalInt(String key, int fallback) {
+            JsonNode node = root.get(key);
+            return node == null || node.isNull() ? fallback : asInt(key, node);
+        }
+
+        private long optionalLong(String key, long fallback) {
+            JsonNode node = root.get(key);
+            if (node == null || node.isNull()) {
+                return fallback;
+            }
+            if (!node.canConvertToLong()) {
+                throw new UserInputException(source + ": " + key + " must be an integer, got " + node);
+            }
+            return node.asLong();
+        }
+
+        private double optionalDouble(String key, double fallback) {
+            JsonNode node = root.get(key);
+            if (node == null || node.isNull()) {
+                return fallback;
+            }
+            if (!node.isNumber()) {
+                throw new UserInputException(source + ": " + key + " must be a number, got " + node);
+            }
+            return node.asDouble();
+        }
+
+        private double requiredDouble(JsonNode parent, String key) {
+            JsonNode node = parent.get(key);
+            if (node == null || !node.isNumber()) {
+                throw new UserInputException(source + ": rope_scaling needs a number " + key);
+            }
+            return node.asDouble();
+        }
+
+        private boolean optionalBoolean(String key, boolean fallback) {
+            JsonNode node = root.get(key);
+            if (node == null || node.isNull()) {
+                return fallback;
+            }
+            if (!node.isBoolean()) {
+                throw new UserInputException(source + ": " + key + " must be true or false, got " + node);
+            }
+            return node.booleanValue();
+        }
+
+        private int asInt(String key, JsonNode node) {
+            if (!node.isIntegralNumber() || !node.canConvertToInt()) {
+                throw new UserInputException(source + ": " + key + " must be an integer, got " + node);
+            }
+            return node.intValue();
+        }
+    }
+}

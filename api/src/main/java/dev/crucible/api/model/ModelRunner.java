@@ -1,0 +1,293 @@
+package dev.crucible.api.model;
+
+import dev.crucible.api.UserInputException;
+import dev.crucible.api.tensor.Tensor;
+import dev.crucible.api.tensor.TensorOps;
+import dev.crucible.api.tensor.TensorScope;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
+
+/**
+ * Forward passes and batched greedy decoding of the {@link Transformer} over any {@link TensorOps}: left padding,
+ * rotary positions that skip the padding, a preallocated KV cache, per-row stop tokens. Backends supply the ops
+ * and a batch size; the stepping logic lives here once.
+ *
+ * <p>Per generated token the host sends the previous ids and positions (a few integers per row) and reads back
+ * the argmax ids; logits stay on the device except the first step's, which callers need. Every step runs in its
+ * own {@link TensorScope}, so memory is flat however long the generation.
+ *
+ * <p>Not thread-safe.
+ */
+public final class ModelRunner implements AutoCloseable {
+
+    private final TensorOps ops;
+    private final Transformer transformer;
+    private final RotaryEmbedding rotary;
+    private final boolean staticShapes;
+    private Tensor cosTable;
+    private Tensor sinTable;
+    private int tableLength;
+
+    /**
+     * @param staticShapes attend over the whole KV cache every step (one shape for a compiled program) instead of
+     *                     over the slots written so far (less work for an eager backend)
+     */
+    public ModelRunner(TensorOps ops, Transformer transformer, boolean staticShapes) {
+        this.ops = ops;
+        this.transformer = transformer;
+        this.rotary = new RotaryEmbedding(transformer.config());
+        this.staticShapes = staticShapes;
+    }
+
+    public Transformer transformer() {
+        return transformer;
+    }
+
+    /** Runs each prompt once; residuals, final norm and logits at its last token. */
+    public ForwardResult forward(ForwardRequest request, int batchSize) {
+        List<int[]> prompts = request.prompts();
+        Activations[] results = new Activations[prompts.size()];
+        for (int[] chunk : chunksByLength(prompts, batchSize)) {
+            List<int[]> batch = Arrays.stream(chunk).mapToObj(prompts::get).toList();
+            List<Activations> activations = forwardBatch(batch);
+            for (int i = 0; i < chunk.length; i++) {
+                results[chunk[i]] = activations.get(i);
+            }
+        }
+        return new ForwardResult(Arrays.asList(results));
+    }
+
+    /** Greedy continuation of every prompt. */
+    public DecodeResult decode(DecodeRequest request, int batchSize) {
+        List<int[]> prompts = request.prompts();
+        Generation[] results = new Generation[prompts.size()];
+        for (int[] chunk : chunksByLength(prompts, batchSize)) {
+            List<int[]> batch = Arrays.stream(chunk).mapToObj(prompts::get).toList();
+            List<Generation> generations = decodeBatch(batch, request);
+            for (int i = 0; i < chunk.length; i++) {
+                results[chunk[i]] = generations.get(i);
+            }
+        }
+        return new DecodeResult(Arrays.asList(results));
+    }
+
+    private List<Activations> forwardBatch(List<int[]> prompts) {
+        ModelConfig config = transformer.config();
+        PaddedBatch batch = PaddedBatch.leftPad(prompts, DecodeRequest.defaultPadToken(config));
+        checkLength(batch.length());
+        ensureTables(batch.length());
+        int rows = batch.rows();
+        int hidden = config.hiddenSize();
+        int boundaries = config.numLayers() + 1;
+        float[] states;
+        float[] logits;
+        try (TensorScope scope = ops.openScope()) {
+            List<Tensor> captured = new ArrayList<>();
+            long last = batch.length() - 1L;
+            ResidualHook lastToken = new ResidualHook() {
+                @Override
+                public void residual(int boundary, Tensor residual) {
+                    captured.add(ops.slice(residual, 1, last, last + 1));
+                }
+
+                @Override
+                public void finalNorm(Tensor normed) {
+                    captured.add(normed);
+                }
+            };
+            Tensor slots = ops.constant(range(batch.length()), batch.length());
+            Tensor padding = ops.constant(batch.padding(), rows);
+            Step step = step(batch, batch.length(), slots, slots, padding);
+            Tensor output = transformer.forward(ops, step, null, lastToken);
+            // One host read per batch: [B, L+2, H] states, then [B, V] logits.
+            states = ops.readFloats(ops.cast(ops.concat(captured, 1), DType.F32));
+            logits = ops.readFloats(ops.cast(output, DType.F32));
+        }
+        int vocab = config.vocabSize();
+        List<Activations> out = new ArrayList<>(rows);
+        for (int row = 0; row < rows; row++) {
+            float[][] residuals = new float[boundaries][];
+            int base = row * (boundaries + 1) * hidden;
+            for (int boundary = 0; boundary < boundaries; boundary++) {
+                int from = base + boundary * hidden;
+                residuals[boundary] = Arrays.copyOfRange(states, from, from + hidden);
+            }
+            int normFrom = base + boundaries * hidden;
+            out.add(new Activations(residuals, Arrays.copyOfRange(states, normFrom, normFrom + hidden),
+                    Arrays.copyOfRange(logits, row * vocab, (row + 1) * vocab)));
+        }
+        return out;
+    }
+
+    private List<Generation> decodeBatch(List<int[]> prompts, DecodeRequest request) {
+        ModelConfig config = transformer.config();
+        PaddedBatch batch = PaddedBatch.leftPad(prompts, request.padToken());
+        int rows = batch.rows();
+        int promptLength = batch.length();
+        int maxNew = request.maxNewTokens();
+        // The last generated token is never fed back, so it needs no slot.
+        int capacity = promptLength + maxNew - 1;
+        checkLength(capacity);
+        ensureTables(capacity);
+        Set<Long> stops = new HashSet<>();
+        request.stopTokens().forEach(token -> stops.add(token.longValue()));
+
+        List<List<Integer>> generated = new ArrayList<>();
+        boolean[] stopped = new boolean[rows];
+        for (int row = 0; row < rows; row++) {
+            generated.add(new ArrayList<>());
+        }
+        float[] firstLogits;
+        long[] next;
+        try (KvCache cache = KvCache.allocate(ops, config, rows, capacity, transformer.computeDtype());
+             BatchConstants constants = new BatchConstants(capacity, batch)) {
+            try (TensorScope scope = ops.openScope()) {
+                Step prefill = step(batch, promptLength, constants.slots(0, promptLength),
+                        constants.slots(0, staticShapes ? capacity : promptLength), constants.padding);
+                Tensor logits = ops.reshape(transformer.forward(ops, prefill, cache, ResidualHook.NONE), rows, -1);
+                firstLogits = ops.readFloats(ops.cast(logits, DType.F32));
+                next = ops.readLongs(ops.argmax(logits, -1));
+            }
+            int active = record(next, generated, stopped, stops);
+            for (int produced = 1; produced < maxNew && active > 0; produced++) {
+                int slot = promptLength + produced - 1;
+                try (TensorScope scope = ops.openScope()) {
+                    Step step = new Step(
+                            ops.constant(next, rows, 1),
+                            ops.constant(batch.positions(slot, 1), rows, 1),
+                            constants.slots(slot, slot + 1),
+                            constants.slots(0, staticShapes ? capacity : slot + 1),
+                            constants.padding,
+                            cosTable, sinTable, false);
+                    Tensor logits = ops.reshape(transformer.forward(ops, step, cache, ResidualHook.NONE), rows, -1);
+                    next = ops.readLongs(ops.argmax(logits, -1));
+                }
+                active = record(next, generated, stopped, stops);
+            }
+        }
+        int vocab = config.vocabSize();
+        List<Generation> out = new ArrayList<>(rows);
+        for (int row = 0; row < rows; row++) {
+            int[] tokens = generated.get(row).stream().mapToInt(Integer::intValue).toArray();
+            out.add(new Generation(tokens, stopped[row], Arrays.copyOfRange(firstLogits, row * vocab, (row + 1) * vocab)));
+        }
+        return out;
+    }
+
+    /** Appends each still-running row's token; returns how many rows still run. */
+    private static int record(long[] next, List<List<Integer>> generated, boolean[] stopped, Set<Long> stops) {
+        int active = 0;
+        for (int row = 0; row < next.length; row++) {
+            if (stopped[row]) {
+                continue;
+            }
+            generated.get(row).add((int) next[row]);
+            if (stops.contains(next[row])) {
+                stopped[row] = true;
+            } else {
+                active++;
+            }
+        }
+        return active;
+    }
+
+    /** The step that feeds a whole padded batch (slots {@code 0..length-1}). */
+    private Step step(PaddedBatch batch, int length, Tensor querySlots, Tensor keySlots, Tensor padding) {
+        return new Step(
+                ops.constant(batch.tokens(), batch.rows(), length),
+                ops.constant(batch.positions(0, length), batch.rows(), length),
+                querySlots, keySlots, padding, cosTable, sinTable, false);
+    }
+
+    private void checkLength(int length) {
+        int window = transformer.config().slidingWindow();
+        if (window > 0 && length > window) {
+            throw new UserInputException("sequences of " + length + " tokens exceed this model's sliding window of "
+                    + window + ", which is not supported; shorten the prompts or max_new_tokens");
+        }
+    }
+
+    /** Rotary tables cover at least {@code positions}; regrown by doubling so long runs rebuild them rarely. */
+    private void ensureTables(int positions) {
+        if (positions <= tableLength) {
+            return;
+        }
+        int length = Math.max(positions, Math.max(2 * tableLength, 256));
+        DType dtype = transformer.computeDtype();
+        releaseTables();
+        try (TensorScope scope = ops.openScope()) {
+            int width = rotary.headDim();
+            cosTable = ops.retain(ops.cast(ops.constant(rotary.cosTable(length), length, width), dtype));
+            sinTable = ops.retain(ops.cast(ops.constant(rotary.sinTable(length), length, width), dtype));
+        }
+        tableLength = length;
+    }
+
+    private void releaseTables() {
+        if (cosTable != null) {
+            ops.release(cosTable);
+            ops.release(sinTable);
+            cosTable = null;
+            sinTable = null;
+            tableLength = 0;
+        }
+    }
+
+    /**
+     * Index sets of prompts to run together: longest first, so each batch holds similar lengths and pads little.
+     */
+    static List<int[]> chunksByLength(List<int[]> prompts, int batchSize) {
+        if (batchSize < 1) {
+            throw new IllegalArgumentException("batchSize must be at least 1, got " + batchSize);
+        }
+        int[] order = IntStream.range(0, prompts.size()).boxed()
+                .sorted(Comparator.comparingInt((Integer i) -> prompts.get(i).length).reversed())
+                .mapToInt(Integer::intValue).toArray();
+        List<int[]> chunks = new ArrayList<>();
+        for (int from = 0; from < order.length; from += batchSize) {
+            chunks.add(Arrays.copyOfRange(order, from, Math.min(order.length, from + batchSize)));
+        }
+        return chunks;
+    }
+
+    private static long[] range(long count) {
+        return LongStream.range(0, count).toArray();
+    }
+
+    /**
+     * What every step of one decode batch shares, placed once: the slot numbers {@code 0..capacity-1} (steps take
+     * slices) and each row's padding.
+     */
+    private final class BatchConstants implements AutoCloseable {
+        private final Tensor slots;
+        private final Tensor padding;
+
+        BatchConstants(long capacity, PaddedBatch batch) {
+            try (TensorScope scope = ops.openScope()) {
+                slots = ops.retain(ops.constant(range(capacity), capacity));
+                padding = ops.retain(ops.constant(batch.padding(), batch.rows()));
+            }
+        }
+
+        Tensor slots(long from, long to) {
+            return from == 0 && to == slots.size(0) ? slots : ops.slice(slots, 0, from, to);
+        }
+
+        @Override
+        public void close() {
+            ops.release(slots);
+            ops.release(padding);
+        }
+    }
+
+    @Override
+    public void close() {
+        releaseTables();
+    }
+}

@@ -1,0 +1,139 @@
+package dev.crucible.api.model;
+
+import dev.crucible.api.tensor.Comparison;
+import dev.crucible.api.tensor.Tensor;
+import dev.crucible.api.tensor.TensorOps;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The decoder, written once: Llama, Mistral, Qwen2 and Qwen3 differ only in what {@link ModelConfig} says
+ * (biases, per-head q/k norm, head width, rotary scaling). It only calls {@link TensorOps}, so the same code runs
+ * eagerly on libtorch and is traced into a static-shape program elsewhere: every shape below follows from the
+ * step's input shapes, and nothing reads tensor values.
+ *
+ * <p>Semantics are transformers' for these architectures: pre-norm residual blocks, rotate_half RoPE applied
+ * after the optional q/k norm, grouped-query attention scaled by {@code 1/sqrt(headDim)}, SiLU-gated MLP, final
+ * RMSNorm and a linear output head.
+ */
+public final class Transformer {
+
+    private final ModelConfig config;
+    private final TransformerWeights weights;
+
+    public Transformer(ModelConfig config, TransformerWeights weights) {
+        this.config = Objects.requireNonNull(config, "config is null");
+        this.weights = Objects.requireNonNull(weights, "weights is null");
+        if (weights.layers().size() != config.numLayers()) {
+            throw new IllegalArgumentException("weights have " + weights.layers().size() + " layers, config "
+                    + config.numLayers());
+        }
+    }
+
+    public ModelConfig config() {
+        return config;
+    }
+
+    public TransformerWeights weights() {
+        return weights;
+    }
+
+    /** The dtype activations are computed in: the weights'. */
+    public DType computeDtype() {
+        return weights.embedding().dtype();
+    }
+
+    /**
+     * Runs one step and returns logits {@code [B, T', vocab]} in the compute dtype, {@code T'} = T with
+     * {@link Step#allPositions()}, else 1 (the last slot, which in a left-padded batch is every row's last token).
+     *
+     * @param cache where keys and values of earlier steps live and this step's are written; null to attend over
+     *              this step's tokens only (then {@code keySlots} must equal {@code querySlots})
+     */
+    public Tensor forward(TensorOps ops, Step step, KvCache cache, ResidualHook hook) {
+        long batch = step.tokens().size(0);
+        long length = step.tokens().size(1);
+        int headDim = config.headDim();
+
+        Tensor hidden = ops.embedding(weights.embedding(), step.tokens());
+        hook.residual(0, hidden);
+        // [B, 1, T, headDim]: one rotation per token, shared by every head.
+        Tensor cos = ops.reshape(ops.embedding(step.cosTable(), step.positions()), batch, 1, length, headDim);
+        Tensor sin = ops.reshape(ops.embedding(step.sinTable(), step.positions()), batch, 1, length, headDim);
+        Tensor allowed = attentionMask(ops, step, batch, length);
+
+        for (int layer = 0; layer < config.numLayers(); layer++) {
+            hidden = decoderLayer(ops, layer, hidden, cos, sin, allowed, step, cache);
+            hook.residual(layer + 1, hidden);
+        }
+        Tensor last = step.allPositions() ? hidden : ops.slice(hidden, 1, length - 1, length);
+        Tensor normed = ops.rmsNorm(last, weights.finalNorm(), config.rmsNormEps());
+        hook.finalNorm(normed);
+        return ops.linear(normed, weights.outputHead(), null);
+    }
+
+    private Tensor decoderLayer(TensorOps ops, int index, Tensor hidden, Tensor cos, Tensor sin, Tensor allowed,
+                                Step step, KvCache cache) {
+        LayerWeights layer = weights.layers().get(index);
+        long batch = hidden.size(0);
+        long length = hidden.size(1);
+        int headDim = config.headDim();
+        double eps = config.rmsNormEps();
+
+        Tensor x = ops.rmsNorm(hidden, layer.inputNorm(), eps);
+        Tensor queries = heads(ops, layer.query().apply(ops, x), batch, length, config.numHeads(), layer.queryNorm());
+        Tensor keys = heads(ops, layer.key().apply(ops, x), batch, length, config.numKvHeads(), layer.keyNorm());
+        Tensor values = heads(ops, layer.value().apply(ops, x), batch, length, config.numKvHeads(), null);
+        queries = rotate(ops, queries, cos, sin);
+        keys = rotate(ops, keys, cos, sin);
+
+        if (cache != null) {
+            Tensor allKeys = ops.writeSlots(cache.keys(index), 2, step.querySlots(), keys);
+            Tensor allValues = ops.writeSlots(cache.values(index), 2, step.querySlots(), values);
+            cache.update(index, allKeys, allValues);
+            long attended = step.keySlots().size(0);
+            keys = attended == cache.capacity() ? allKeys : ops.slice(allKeys, 2, 0, attended);
+            values = attended == cache.capacity() ? allValues : ops.slice(allValues, 2, 0, attended);
+        }
+        Tensor attention = ops.attention(queries, keys, values, allowed, 1.0 / Math.sqrt(headDim));
+        attention = ops.reshape(ops.transpose(attention, 1, 2), batch, length, (long) config.numHeads() * headDim);
+        hidden = ops.add(hidden, layer.output().apply(ops, attention));
+
+        x = ops.rmsNorm(hidden, layer.postAttentionNorm(), eps);
+        Tensor gated = ops.mul(ops.silu(layer.gate().apply(ops, x)), layer.up().apply(ops, x));
+        return ops.add(hidden, layer.down().apply(ops, gated));
+    }
+
+    /** {@code [B, T, H·D]} to {@code [B, H, T, D]}, normalizing each head first when the model does (Qwen3). */
+    private Tensor heads(TensorOps ops, Tensor projected, long batch, long length, int heads, Tensor headNorm) {
+        Tensor split = ops.reshape(projected, batch, length, heads, config.headDim());
+        if (headNorm != null) {
+            split = ops.rmsNorm(split, headNorm, config.rmsNormEps());
+        }
+        return ops.transpose(split, 1, 2);
+    }
+
+    /** {@code x·cos + rotate_half(x)·sin}, rotate_half(x) = {@code [-x2, x1]} for the two halves of the head. */
+    static Tensor rotate(TensorOps ops, Tensor x, Tensor cos, Tensor sin) {
+        long width = x.size(-1);
+        long half = width / 2;
+        Tensor rotated = ops.concat(List.of(ops.neg(ops.slice(x, -1, half, width)), ops.slice(x, -1, 0, half)), -1);
+        return ops.add(ops.mul(x, cos), ops.mul(rotated, sin));
+    }
+
+    /**
+     * {@code [B, 1, T, S]}: query slot q sees key slot k when {@code k <= q} and k is a real token of the row
+     * ({@code k >= padding}). A padding query also sees itself, so no softmax row is empty; nothing real ever
+     * attends to padding, so real rows are exactly what they would be unpadded.
+     */
+    static Tensor attentionMask(TensorOps ops, Step step, long batch, long length) {
+        long keyCount = step.keySlots().size(0);
+        Tensor keySlots = ops.reshape(step.keySlots(), 1, 1, 1, keyCount);
+        Tensor querySlots = ops.reshape(step.querySlots(), 1, 1, length, 1);
+        Tensor padding = ops.reshape(step.padding(), batch, 1, 1, 1);
+        Tensor causal = ops.compare(keySlots, querySlots, Comparison.LESS_OR_EQUAL);
+        Tensor real = ops.compare(keySlots, padding, Comparison.GREATER_OR_EQUAL);
+        Tensor itself = ops.compare(keySlots, querySlots, Comparison.EQUAL);
+        return ops.and(causal, ops.or(real, itself));
+    }
+}

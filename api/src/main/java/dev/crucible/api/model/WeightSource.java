@@ -1,0 +1,15 @@
+package dev.crucible.api.model;
+
+import dev.crucible.api.tensor.Tensor;
+
+/** Where {@link TransformerWeights#bind} gets its tensors: a backend places checkpoint tensors on its device. */
+public interface WeightSource {
+
+    boolean contains(String name);
+
+    /** The shape of {@code name} as stored, without placing it. */
+    long[] shape(String name);
+
+    /** {@code name} placed where the backend computes, in its compute dtype. */
+    Tensor load(String name);
+}

@@ -1,0 +1,119 @@
+package dev.crucible.api.tensor;
+
+import dev.crucible.api.model.DType;
+import java.util.List;
+
+/**
+ * The narrow set of operations the model definition is written against. An eager backend runs each call; a
+ * tracing backend records it into a static-shape program. So that both work:
+ * <ul>
+ *   <li>output shapes depend only on input shapes and on the {@code long}/{@code int} arguments, never on tensor
+ *       values;</li>
+ *   <li>nothing inside a step reads values back to the host ({@link #readFloats}/{@link #readLongs} are for the
+ *       caller, between steps);</li>
+ *   <li>every op is functional: it returns its result. {@link #writeSlots} may update its target in place and
+ *       return it, so a caller always continues with the returned tensor.</li>
+ * </ul>
+ * Element-wise ops broadcast like NumPy. Dimensions given as {@code int} may be negative (counted from the end).
+ */
+public interface TensorOps {
+
+    /** Frees the temporaries created until it closes; see {@link TensorScope}. */
+    TensorScope openScope();
+
+    /**
+     * Makes {@code tensor} outlive the scope it was made in (weights, caches, tables); its owner frees it with
+     * {@link #release}. Returns {@code tensor}.
+     */
+    Tensor retain(Tensor tensor);
+
+    /** Frees a tensor kept by {@link #retain}. */
+    void release(Tensor tensor);
+
+    // ---- values from and to the host -------------------------------------------------------------------------
+
+    /** An F32 tensor holding {@code values} (row-major), placed where this backend computes. */
+    Tensor constant(float[] values, long... shape);
+
+    /** An I64 tensor holding {@code values} (row-major). */
+    Tensor constant(long[] values, long... shape);
+
+    /** A tensor of zeros. */
+    Tensor zeros(DType dtype, long... shape);
+
+    /** All elements widened to float, row-major. A host read: never inside a traced step. */
+    float[] readFloats(Tensor tensor);
+
+    /** All elements of an integer tensor, row-major. A host read: never inside a traced step. */
+    long[] readLongs(Tensor tensor);
+
+    // ---- element types and layout -----------------------------------------------------------------------------
+
+    Tensor cast(Tensor x, DType dtype);
+
+    /** Same elements, new shape; one extent may be -1. */
+    Tensor reshape(Tensor x, long... shape);
+
+    Tensor transpose(Tensor x, int dim0, int dim1);
+
+    /** Elements {@code [start, end)} of {@code dim}. */
+    Tensor slice(Tensor x, int dim, long start, long end);
+
+    Tensor concat(List<Tensor> parts, int dim);
+
+    // ---- arithmetic -------------------------------------------------------------------------------------------
+
+    Tensor add(Tensor a, Tensor b);
+
+    Tensor mul(Tensor a, Tensor b);
+
+    Tensor scale(Tensor x, double factor);
+
+    Tensor neg(Tensor x);
+
+    /** {@code x * sigmoid(x)}. */
+    Tensor silu(Tensor x);
+
+    /** {@code x · weightᵀ + bias}: {@code weight} is {@code [out, in]} as checkpoints store it; bias may be null. */
+    Tensor linear(Tensor x, Tensor weight, Tensor bias);
+
+    /** Rows {@code table[ids]}: {@code ids} of shape S (integers) gives {@code S + [table.size(1)]}. */
+    Tensor embedding(Tensor table, Tensor ids);
+
+    /**
+     * Root-mean-square norm over the last dimension, Hugging Face semantics: computed in float32,
+     * {@code x / sqrt(mean(x²) + eps)}, cast back to {@code x}'s dtype, then multiplied by {@code weight}.
+     */
+    Tensor rmsNorm(Tensor x, Tensor weight, double eps);
+
+    Tensor softmax(Tensor x, int dim);
+
+    Tensor logSoftmax(Tensor x, int dim);
+
+    /** Index of the largest element along {@code dim} (the lowest index on ties), as I64; {@code dim} is removed. */
+    Tensor argmax(Tensor x, int dim);
+
+    // ---- masks ------------------------------------------------------------------------------------------------
+
+    Tensor compare(Tensor a, Tensor b, Comparison comparison);
+
+    Tensor and(Tensor a, Tensor b);
+
+    Tensor or(Tensor a, Tensor b);
+
+    // ---- attention and caches ---------------------------------------------------------------------------------
+
+    /**
+     * Scaled dot-product attention with grouped queries: {@code q [B, Hq, T, D]}, {@code k, v [B, Hkv, S, D]},
+     * {@code Hq} a multiple of {@code Hkv} and query head h reading key/value head {@code h / (Hq / Hkv)}.
+     * {@code allowed [B, 1, T, S]} (BOOL, broadcastable) says which keys each query may see; every query row must
+     * allow at least one key. Returns {@code softmax(q·kᵀ·scale, masked) · v}, shape {@code [B, Hq, T, D]}.
+     */
+    Tensor attention(Tensor q, Tensor k, Tensor v, Tensor allowed, double scale);
+
+    /**
+     * {@code target} with the entries at {@code index} (I64, one per slice) along {@code dim} replaced by
+     * {@code source}: the KV cache write. Eager backends write in place and return {@code target} itself.
+     */
+    Tensor writeSlots(Tensor target, int dim, Tensor index, Tensor source);
+}

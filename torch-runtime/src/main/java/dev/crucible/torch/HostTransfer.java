@@ -1,0 +1,61 @@
+package dev.crucible.torch;
+
+import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.model.DType;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.pytorch.Device;
+import org.bytedeco.pytorch.MemoryFormatOptional;
+import org.bytedeco.pytorch.TensorOptions;
+import org.bytedeco.pytorch.global.torch;
+
+/** Moves host tensors to a device and back, copying once each way. */
+final class HostTransfer {
+    private HostTransfer() {
+    }
+
+    /**
+     * A device copy of {@code host} in {@code dtype}. {@code from_blob} only views the host bytes (it never owns
+     * memory), and the conversion copies them: one copy, taken while the caller keeps {@code host}'s arena open.
+     */
+    static org.bytedeco.pytorch.Tensor toDevice(HostTensor host, DType dtype, Device device) {
+        MemorySegment data = host.data();
+        if (!data.isNative()) {
+            try (Arena staging = Arena.ofConfined()) {
+                MemorySegment copy = staging.allocate(data.byteSize(), 64);
+                copy.copyFrom(data);
+                return copyToDevice(copy, host, dtype, device);
+            }
+        }
+        return copyToDevice(data, host, dtype, device);
+    }
+
+    private static org.bytedeco.pytorch.Tensor copyToDevice(MemorySegment data, HostTensor host, DType dtype,
+                                                           Device device) {
+        org.bytedeco.pytorch.Tensor view = torch.from_blob(new Address(data.address()), host.shape(),
+                new TensorOptions(TorchTypes.scalarType(host.dtype())));
+        return view.to(device, TorchTypes.scalarType(dtype), false, true, new MemoryFormatOptional());
+    }
+
+    /** {@code tensor} converted to {@code dtype} and copied into {@code arena}, as a host tensor named {@code name}. */
+    static HostTensor toHost(org.bytedeco.pytorch.Tensor tensor, String name, DType dtype, Arena arena) {
+        org.bytedeco.pytorch.Tensor host = tensor.to(new Device("cpu"), TorchTypes.scalarType(dtype), false, false,
+                new MemoryFormatOptional()).contiguous();
+        long bytes = host.numel() * dtype.byteSize();
+        MemorySegment out = arena.allocate(bytes, 64);
+        out.copyFrom(TorchOps.segment(host, bytes));
+        long[] shape = new long[(int) host.dim()];
+        for (int i = 0; i < shape.length; i++) {
+            shape[i] = host.size(i);
+        }
+        return new HostTensor(name, dtype, shape, out);
+    }
+
+    /** A bare native address for {@code from_blob}; it owns nothing. */
+    private static final class Address extends Pointer {
+        Address(long address) {
+            this.address = address;
+        }
+    }
+}

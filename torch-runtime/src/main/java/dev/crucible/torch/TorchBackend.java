@@ -1,0 +1,80 @@
+package dev.crucible.torch;
+
+import dev.crucible.api.backend.HardwareBackend;
+import dev.crucible.api.io.Checkpoint;
+import dev.crucible.api.model.DecodeRequest;
+import dev.crucible.api.model.DecodeResult;
+import dev.crucible.api.model.DeviceModel;
+import dev.crucible.api.model.ForwardRequest;
+import dev.crucible.api.model.ForwardResult;
+import dev.crucible.api.model.MergedWeights;
+import dev.crucible.api.model.ShardRequest;
+import java.util.OptionalInt;
+
+/**
+ * The compute half of a libtorch backend: placement, forward, greedy decode and merge of the one model definition,
+ * for whichever device {@link #torchDevice()} names. The cpu, cuda and mps plugins extend it and add what differs
+ * (detection, environment, dtype policy, cache clearing, batch size):
+ *
+ * <pre>{@code
+ * public final class CpuBackend extends TorchBackend {
+ *     protected String torchDevice() { return "cpu"; }
+ *     public void setupEnvironment(SetupRequest request) { request.threads().ifPresent(this::useThreads); }
+ *     ...id(), priority(), detect(), chooseDtype(), emptyCache()
+ * }
+ * }</pre>
+ */
+public abstract class TorchBackend implements HardwareBackend {
+
+    private volatile OptionalInt threads = OptionalInt.empty();
+
+    /** The libtorch device models are placed on: {@code cpu}, {@code cuda:1}, {@code mps}. */
+    protected abstract String torchDevice();
+
+    /** Prompts per batch when a request leaves it to the backend. */
+    protected int defaultBatchSize(DeviceModel model) {
+        return 8;
+    }
+
+    /** Intra-op CPU threads ({@code at::set_num_threads}), applied when libtorch is first used here. */
+    protected final void useThreads(int count) {
+        if (count < 1) {
+            throw new IllegalArgumentException("threads must be at least 1, got " + count);
+        }
+        threads = OptionalInt.of(count);
+    }
+
+    @Override
+    public DeviceModel shard(ShardRequest request) {
+        TorchRuntime.load();
+        threads.ifPresent(TorchRuntime::setThreads);
+        return TorchModel.place(request, torchDevice());
+    }
+
+    @Override
+    public ForwardResult forward(DeviceModel model, ForwardRequest request) {
+        return torchModel(model).runner().forward(request, batchSize(model, request.batchSize()));
+    }
+
+    @Override
+    public DecodeResult decode(DeviceModel model, DecodeRequest request) {
+        return torchModel(model).runner().decode(request, batchSize(model, request.batchSize()));
+    }
+
+    @Override
+    public MergedWeights merge(DeviceModel model, Checkpoint base) {
+        return torchModel(model).merge(base);
+    }
+
+    private int batchSize(DeviceModel model, int requested) {
+        return requested > 0 ? requested : Math.max(1, defaultBatchSize(model));
+    }
+
+    private TorchModel torchModel(DeviceModel model) {
+        if (model instanceof TorchModel torchModel) {
+            return torchModel;
+        }
+        throw new IllegalArgumentException("the " + id() + " backend was given a model placed by another backend: "
+                + model.getClass().getName());
+    }
+}

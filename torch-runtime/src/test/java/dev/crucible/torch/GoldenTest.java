@@ -1,0 +1,120 @@
+package dev.crucible.torch;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.crucible.api.io.Checkpoint;
+import dev.crucible.api.model.Activations;
+import dev.crucible.api.model.DType;
+import dev.crucible.api.model.DecodeRequest;
+import dev.crucible.api.model.DecodeResult;
+import dev.crucible.api.model.DeviceModel;
+import dev.crucible.api.model.ForwardRequest;
+import dev.crucible.api.model.ForwardResult;
+import dev.crucible.api.model.Generation;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The libtorch execution of the model definition against goldens made by implementations that are not ours
+ * (llama2.c run.c and independent PyTorch references): greedy ids exactly, first-step logits and residual norms
+ * within each fixture's tolerance, in float32.
+ */
+class GoldenTest {
+
+    private static final TorchBackend BACKEND = new TestCpuBackend(2);
+
+    @ParameterizedTest
+    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope"})
+    void forwardMatchesLogitsAndResidualNorms(String name) {
+        Fixture fixture = Fixture.load(name);
+        try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
+             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+            for (Fixture.Case golden : fixture.cases()) {
+                ForwardResult result = BACKEND.forward(model, new ForwardRequest(List.of(golden.promptIds()), 1));
+                Activations activations = result.prompts().getFirst();
+                String where = name + "/" + golden.name();
+                assertClose(golden.firstStepLogits(), activations.logits(), fixture.logitsTolerance(), where);
+                assertEquals(fixture.config().numLayers() + 1, activations.residualCount(), where);
+                assertRelative(golden.embeddingNorm(), norm(activations.residual(0)), fixture.normTolerance(),
+                        where + " embedding");
+                for (int layer = 0; layer < golden.afterLayerNorms().length; layer++) {
+                    assertRelative(golden.afterLayerNorms()[layer], norm(activations.residual(layer + 1)),
+                            fixture.normTolerance(), where + " after layer " + layer);
+                }
+                assertRelative(golden.finalNormNorm(), norm(activations.finalNorm()), fixture.normTolerance(),
+                        where + " after final norm");
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope"})
+    void greedyDecodeReproducesIdsOneAtATimeAndBatched(String name) {
+        Fixture fixture = Fixture.load(name);
+        try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
+             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+            for (Fixture.Case golden : fixture.cases()) {
+                Generation single = BACKEND.decode(model, goldenRequest(fixture, List.of(golden), 1))
+                        .generations().getFirst();
+                assertArrayEquals(golden.generatedIds(), single.tokens(), name + "/" + golden.name());
+                assertFalse(single.stopped());
+                assertClose(golden.firstStepLogits(), single.firstStepLogits(), fixture.logitsTolerance(),
+                        name + "/" + golden.name() + " first step");
+            }
+            // All prompts in one left-padded batch, each row stopping at its own max_new_tokens is not expressible,
+            // so run the longest budget and compare each row's prefix.
+            int longest = fixture.cases().stream().mapToInt(Fixture.Case::maxNewTokens).max().orElseThrow();
+            DecodeResult batched = BACKEND.decode(model, new DecodeRequest(fixture.prompts(), longest, Set.of(),
+                    DecodeRequest.defaultPadToken(fixture.config()), fixture.cases().size()));
+            for (int i = 0; i < fixture.cases().size(); i++) {
+                Fixture.Case golden = fixture.cases().get(i);
+                int[] tokens = batched.generations().get(i).tokens();
+                assertArrayEquals(golden.generatedIds(), java.util.Arrays.copyOf(tokens, golden.maxNewTokens()),
+                        name + "/" + golden.name() + " in a batch of " + fixture.cases().size());
+                assertClose(golden.firstStepLogits(), batched.generations().get(i).firstStepLogits(),
+                        fixture.logitsTolerance(), name + "/" + golden.name() + " batched first step");
+            }
+        }
+    }
+
+    /** The goldens generate exactly max_new_tokens with no early stop (run.c would stop on BOS, HF on EOS). */
+    private static DecodeRequest goldenRequest(Fixture fixture, List<Fixture.Case> cases, int batchSize) {
+        return new DecodeRequest(cases.stream().map(Fixture.Case::promptIds).toList(), cases.getFirst().maxNewTokens(),
+                Set.of(), DecodeRequest.defaultPadToken(fixture.config()), batchSize);
+    }
+
+    static double norm(float[] vector) {
+        double sum = 0;
+        for (float value : vector) {
+            sum += (double) value * value;
+        }
+        return Math.sqrt(sum);
+    }
+
+    static void assertClose(float[] expected, float[] actual, double tolerance, String where) {
+        assertEquals(expected.length, actual.length, where + ": length");
+        double worst = 0;
+        int worstIndex = -1;
+        for (int i = 0; i < expected.length; i++) {
+            double difference = Math.abs((double) expected[i] - actual[i]);
+            if (!(difference <= worst)) {
+                worst = difference;
+                worstIndex = i;
+            }
+        }
+        double found = worst;
+        int index = worstIndex;
+        assertTrue(found <= tolerance, () -> where + ": logit " + index + " differs by " + found + " > " + tolerance);
+    }
+
+    static void assertRelative(double expected, double actual, double tolerance, String where) {
+        double relative = Math.abs(actual - expected) / Math.abs(expected);
+        assertTrue(relative <= tolerance, () -> where + ": norm " + actual + " vs " + expected + " (relative "
+                + relative + " > " + tolerance + ")");
+    }
+}
