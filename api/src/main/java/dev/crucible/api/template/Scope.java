@@ -1,0 +1,53 @@
+package dev.crucible.api.template;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Where names are looked up and {@code {% set %}} writes, following Jinja's scoping: the template body, each
+ * for-loop iteration, each macro call and each with/set/filter/call block get their own scope; if-blocks do not.
+ * An assignment lands in the innermost scope, so a {@code set} inside a loop is gone after the iteration, and only
+ * a {@link Namespace} attribute carries a value out.
+ */
+final class Scope {
+
+    final RenderState state;
+    private final Scope parent;
+    private Map<String, Object> variables;
+
+    private Scope(RenderState state, Scope parent, Map<String, Object> variables) {
+        this.state = state;
+        this.parent = parent;
+        this.variables = variables;
+    }
+
+    static Scope root(RenderState state, Map<String, ?> variables) {
+        return new Scope(state, null, new HashMap<>(variables));
+    }
+
+    Scope child() {
+        return new Scope(state, this, null);
+    }
+
+    /** The value of {@code name}: the innermost scope that has it, then the globals, else undefined. */
+    Object resolve(String name) {
+        for (Scope scope = this; scope != null; scope = scope.parent) {
+            Map<String, Object> vars = scope.variables;
+            if (vars != null) {
+                Object value = vars.get(name);
+                if (value != null || vars.containsKey(name)) {
+                    return value;
+                }
+            }
+        }
+        Object global = Globals.get(name);
+        return global != null ? global : Undefined.variable(name);
+    }
+
+    void set(String name, Object value) {
+        if (variables == null) {
+            variables = new HashMap<>(8);
+        }
+        variables.put(name, value);
+    }
+}
