@@ -533,7 +533,8 @@ final class Filters {
             if (Double.isNaN(d) || Double.isInfinite(d)) {
                 return d;
             }
-            return new BigDecimal(d).setScale(precision, RoundingMode.HALF_EVEN).doubleValue();
+            double rounded = new BigDecimal(d).setScale(precision, RoundingMode.HALF_EVEN).doubleValue();
+            return rounded == 0 ? Math.copySign(0.0, d) : rounded;
         }
         double scale = Math.pow(10, precision);
         double scaled = Py.asDouble(value) * scale;

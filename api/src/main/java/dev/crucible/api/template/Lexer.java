@@ -44,8 +44,6 @@ final class Lexer {
             "(?<!\\.)(\\d+_)*\\d+((\\.(\\d+_)*\\d+)?[eE][+\\-]?(\\d+_)*\\d+|\\.(\\d+_)*\\d+)");
     private static final Pattern INTEGER = Pattern.compile(
             "0[bB](_?[01])+|0[oO](_?[0-7])+|0[xX](_?[\\da-fA-F])+|[1-9](_?\\d)*|0(_?0)*");
-    private static final Pattern RAW_BEGIN = Pattern.compile("\\{%([-+]?)\\s*raw\\s*(?:-%}\\s*|%})");
-    private static final Pattern RAW_END = Pattern.compile("\\{%([-+]?)\\s*endraw\\s*(?:\\+%}|-%}\\s*|%}\\n?)");
     private static final String[] OPERATORS = {"//", "**", "==", "!=", ">=", "<=", "+", "-", "/", "*", "%", "~",
         "[", "]", "(", ")", "{", "}", ">", "<", "=", ".", ":", "|", ",", ";"};
 
@@ -82,18 +80,14 @@ final class Lexer {
                 break;
             }
             char kind = source.charAt(tag + 1);
-            Matcher raw = kind == '%' ? RAW_BEGIN.matcher(source).region(tag, n) : null;
-            boolean isRaw = raw != null && raw.lookingAt();
+            int rawEnd = kind == '%' ? matchRawTag(tag, "raw", false) : -1;
             int signAt = tag + 2;
             char sign = signAt < n && (source.charAt(signAt) == '-' || source.charAt(signAt) == '+')
                     ? source.charAt(signAt) : 0;
-            if (isRaw) {
-                sign = raw.group(1).isEmpty() ? 0 : raw.group(1).charAt(0);
-            }
             emitData(stripBeforeTag(source.substring(pos, tag), sign, kind != '{'));
             pos = tag;
-            if (isRaw) {
-                lexRaw(raw.end());
+            if (rawEnd >= 0) {
+                lexRaw(rawEnd);
                 continue;
             }
             pos = signAt + (sign != 0 ? 1 : 0);
@@ -198,21 +192,50 @@ final class Lexer {
         finishTag(end);
     }
 
+    /**
+     * Matches {@code {% raw %}} (or {@code endraw}) with its whitespace control at {@code at}.
+     *
+     * @param trimsNewline whether the closing {@code %}} drops a following newline (trim_blocks; Jinja applies it
+     *     to endraw but not to raw) and {@code +%}} is accepted
+     * @return the end of the match, or -1
+     */
+    private int matchRawTag(int at, String word, boolean trimsNewline) {
+        int i = at + 2;
+        if (i < source.length() && (source.charAt(i) == '-' || source.charAt(i) == '+')) {
+            i++;
+        }
+        i = skipWhitespace(i);
+        if (!source.startsWith(word, i)) {
+            return -1;
+        }
+        i = skipWhitespace(i + word.length());
+        if (trimsNewline && source.startsWith("+%}", i)) {
+            return i + 3;
+        }
+        if (source.startsWith("-%}", i)) {
+            return skipWhitespace(i + 3);
+        }
+        if (source.startsWith("%}", i)) {
+            return trimsNewline && i + 2 < source.length() && source.charAt(i + 2) == '\n' ? i + 3 : i + 2;
+        }
+        return -1;
+    }
+
     private void lexRaw(int contentStart) {
         finishTag(contentStart);
-        Matcher end = RAW_END.matcher(source);
         int search = contentStart;
         while (true) {
             int candidate = source.indexOf("{%", search);
             if (candidate < 0) {
                 throw ChatTemplateException.syntax("Missing end of raw directive", line);
             }
-            end.region(candidate, source.length());
-            if (end.lookingAt()) {
-                char sign = end.group(1).isEmpty() ? 0 : end.group(1).charAt(0);
+            int end = matchRawTag(candidate, "endraw", true);
+            if (end >= 0) {
+                char after = source.charAt(candidate + 2);
+                char sign = after == '-' || after == '+' ? after : 0;
                 emitData(stripBeforeTag(source.substring(contentStart, candidate), sign, true));
                 pos = candidate;
-                finishTag(end.end());
+                finishTag(end);
                 return;
             }
             search = candidate + 1;

@@ -18,8 +18,8 @@ import java.util.Set;
 final class Parser {
 
     private static final Set<String> COMPARE_OPERATORS = Set.of("==", "!=", "<", "<=", ">", ">=");
-    private static final Set<String> UNSUPPORTED_TAGS = Set.of("block", "extends", "include", "import", "from",
-            "autoescape");
+    /** Tags that need other template files or autoescaping, neither of which a chat template has. */
+    private static final Set<String> UNSUPPORTED_TAGS = Set.of("extends", "include", "import", "from", "autoescape");
 
     private final List<Token> tokens;
     private int index;
@@ -27,6 +27,15 @@ final class Parser {
     /** Names read inside the macro bodies being parsed, to know whether they use varargs, kwargs or caller. */
     private final Deque<Set<String>> macroNameUsage = new ArrayDeque<>();
     private int loopDepth;
+    /**
+     * Whether the code being parsed sits directly in an if statement or an inline if-expression: Jinja reports an
+     * unknown filter or test there only when it is evaluated, and everywhere else when the template is compiled.
+     */
+    private boolean conditional;
+    private final List<UnknownName> unknownNames = new ArrayList<>();
+
+    private record UnknownName(String kind, String name, int line, boolean conditional) {
+    }
 
     private Parser(List<Token> tokens) {
         this.tokens = tokens;
@@ -37,6 +46,12 @@ final class Parser {
         List<Stmt> body = parser.subparse(List.of());
         if (parser.current().kind() != Kind.EOF) {
             throw parser.fail("unexpected " + describe(parser.current()));
+        }
+        for (UnknownName unknown : parser.unknownNames) {
+            if (!unknown.conditional()) {
+                throw ChatTemplateException.syntax("No " + unknown.kind() + " named " + Py.repr(unknown.name()) + ".",
+                        unknown.line());
+            }
         }
         return body;
     }
@@ -145,6 +160,17 @@ final class Parser {
         }
     }
 
+    /** Parses a body that Jinja compiles in a frame of its own (loop, macro, block), where checks are strict. */
+    private List<Stmt> parseInnerStatements(List<String> endTags, boolean dropNeedle) {
+        boolean saved = conditional;
+        conditional = false;
+        try {
+            return parseStatements(endTags, dropNeedle);
+        } finally {
+            conditional = saved;
+        }
+    }
+
     private List<Stmt> parseStatements(List<String> endTags, boolean dropNeedle) {
         skipOperator(":");
         expect(Kind.BLOCK_END, "end of statement block");
@@ -176,7 +202,16 @@ final class Parser {
             case "with" -> List.of(parseWith());
             case "generation" -> {
                 next();
-                yield List.of(new Stmt.Scoped(parseStatements(List.of("endgeneration"), true), line));
+                yield List.of(new Stmt.Scoped(parseInnerStatements(List.of("endgeneration"), true), line));
+            }
+            case "block" -> {
+                next();
+                String name = expectName();
+                boolean scoped = skipName("scoped");
+                skipName("required");
+                List<Stmt> body = parseInnerStatements(List.of("endblock"), true);
+                skipName(name);
+                yield List.of(new Stmt.Block(body, scoped, line));
             }
             case "print" -> {
                 next();
@@ -216,19 +251,31 @@ final class Parser {
         List<Expr> tests = new ArrayList<>();
         List<List<Stmt>> bodies = new ArrayList<>();
         List<Stmt> otherwise = List.of();
+        boolean saved = conditional;
+        conditional = true;
+        try {
+            parseBranches(tests, bodies);
+            if (previous().isName("else")) {
+                otherwise = parseStatements(List.of("endif"), true);
+            }
+        } finally {
+            conditional = saved;
+        }
+        return new Stmt.If(tests, bodies, otherwise, line);
+    }
+
+    private Token previous() {
+        return tokens.get(index - 1);
+    }
+
+    private void parseBranches(List<Expr> tests, List<List<Stmt>> bodies) {
         while (true) {
             tests.add(parseTuple(false, false, List.of(), false));
             bodies.add(parseStatements(List.of("elif", "else", "endif"), false));
-            String end = next().text();
-            if (end.equals("elif")) {
-                continue;
+            if (!next().text().equals("elif")) {
+                return;
             }
-            if (end.equals("else")) {
-                otherwise = parseStatements(List.of("endif"), true);
-            }
-            break;
         }
-        return new Stmt.If(tests, bodies, otherwise, line);
     }
 
     private Stmt parseFor() {
@@ -238,18 +285,25 @@ final class Parser {
             throw fail("expected 'in', got " + describe(current()));
         }
         Expr iterable = parseTuple(false, false, List.of("recursive"), false);
-        Expr filter = skipName("if") ? parseExpression(true) : null;
+        boolean saved = conditional;
+        conditional = false;
+        Expr filter;
+        try {
+            filter = skipName("if") ? parseExpression(true) : null;
+        } finally {
+            conditional = saved;
+        }
         boolean recursive = skipName("recursive");
         loopDepth++;
         List<Stmt> body;
         try {
-            body = parseStatements(List.of("endfor", "else"), false);
+            body = parseInnerStatements(List.of("endfor", "else"), false);
         } finally {
             loopDepth--;
         }
         List<Stmt> otherwise = List.of();
         if (next().text().equals("else")) {
-            otherwise = parseStatements(List.of("endfor"), true);
+            otherwise = parseInnerStatements(List.of("endfor"), true);
         }
         return new Stmt.For(target, iterable, filter, recursive, body, otherwise, line);
     }
@@ -261,7 +315,7 @@ final class Parser {
             return new Stmt.Assign(target, parseTuple(false, true, List.of(), false), line);
         }
         List<FilterCall> filters = parseFilterCalls(false);
-        List<Stmt> body = parseStatements(List.of("endset"), true);
+        List<Stmt> body = parseInnerStatements(List.of("endset"), true);
         return new Stmt.Assign(target, applyFilters(new Expr.BlockOutput(body), filters), line);
     }
 
@@ -340,7 +394,7 @@ final class Parser {
         loopDepth = 0;
         List<Stmt> body;
         try {
-            body = parseStatements(List.of(endTag), true);
+            body = parseInnerStatements(List.of(endTag), true);
         } finally {
             macroNameUsage.pop();
             loopDepth = savedLoopDepth;
@@ -352,7 +406,7 @@ final class Parser {
     private Stmt parseFilterBlock() {
         int line = next().line();
         List<FilterCall> filters = parseFilterCalls(true);
-        List<Stmt> body = parseStatements(List.of("endfilter"), true);
+        List<Stmt> body = parseInnerStatements(List.of("endfilter"), true);
         return new Stmt.Print(applyFilters(new Expr.BlockOutput(body), filters), line);
     }
 
@@ -368,7 +422,7 @@ final class Parser {
             expectOperator("=");
             values.add(parseExpression(true));
         }
-        return new Stmt.With(targets, values, parseStatements(List.of("endwith"), true), line);
+        return new Stmt.With(targets, values, parseInnerStatements(List.of("endwith"), true), line);
     }
 
     private Target parseAssignTarget(List<String> extraEndNames, boolean withNamespace) {
@@ -401,12 +455,18 @@ final class Parser {
     }
 
     private Expr parseConditional() {
+        int unknownBefore = unknownNames.size();
         Expr expr = parseOr();
         while (current().isName("if")) {
             int line = next().line();
             Expr test = parseOr();
             Expr otherwise = skipName("else") ? parseConditional() : null;
             expr = new Expr.Conditional(test, expr, otherwise, line);
+            // Jinja compiles every part of an inline if-expression as conditional code.
+            for (int i = unknownBefore; i < unknownNames.size(); i++) {
+                UnknownName unknown = unknownNames.get(i);
+                unknownNames.set(i, new UnknownName(unknown.kind(), unknown.name(), unknown.line(), true));
+            }
         }
         return expr;
     }
@@ -754,7 +814,7 @@ final class Parser {
         }
     }
 
-    private record FilterCall(String name, Expr.CallArgs args) {
+    private record FilterCall(String name, Expr.CallArgs args, int line) {
     }
 
     /** {@code | name(args) | name ...}; with {@code startInline} the first filter has no leading pipe. */
@@ -765,20 +825,25 @@ final class Parser {
                 next();
             }
             startInline = false;
+            int line = current().line();
             StringBuilder name = new StringBuilder(expectName());
             while (skipOperator(".")) {
                 name.append('.').append(expectName());
             }
             Expr.CallArgs args = current().isOperator("(") ? parseCallArgs() : Expr.CallArgs.NONE;
-            calls.add(new FilterCall(name.toString(), args));
+            calls.add(new FilterCall(name.toString(), args, line));
         }
         return calls;
     }
 
-    private static Expr applyFilters(Expr input, List<FilterCall> calls) {
+    private Expr applyFilters(Expr input, List<FilterCall> calls) {
         Expr node = input;
         for (FilterCall call : calls) {
-            node = new Expr.Filter(node, call.name(), Filters.get(call.name()), call.args());
+            Filters.Filter filter = Filters.get(call.name());
+            if (filter == null) {
+                unknownNames.add(new UnknownName("filter", call.name(), call.line(), conditional));
+            }
+            node = new Expr.Filter(node, call.name(), filter, call.args());
         }
         return node;
     }
@@ -803,7 +868,11 @@ final class Parser {
             Expr argument = parsePostfix(parsePrimary());
             args = new Expr.CallArgs(List.of(argument), List.of(), List.of(), null, null);
         }
-        Expr test = new Expr.Test(node, name.toString(), Tests.get(name.toString()), args);
+        Tests.Test function = Tests.get(name.toString());
+        if (function == null) {
+            unknownNames.add(new UnknownName("test", name.toString(), previous().line(), conditional));
+        }
+        Expr test = new Expr.Test(node, name.toString(), function, args);
         return negated ? new Expr.Not(test) : test;
     }
 }

@@ -250,6 +250,9 @@ final class Py {
         } else if (v instanceof PySlice slice) {
             out.append("slice(").append(repr(slice.start())).append(", ").append(repr(slice.stop())).append(", ")
                     .append(repr(slice.step())).append(')');
+        } else if (v instanceof BoundMethod method) {
+            out.append("<built-in method ").append(method.method()).append(" of ").append(typeName(method.self()))
+                    .append(" object>");
         } else if (v instanceof TemplateCallable callable) {
             out.append("<function ").append(callable.name()).append('>');
         } else {

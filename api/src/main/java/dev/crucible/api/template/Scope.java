@@ -29,6 +29,15 @@ final class Scope {
         return new Scope(state, this, null);
     }
 
+    /** The template's top-level scope. */
+    Scope root() {
+        Scope scope = this;
+        while (scope.parent != null) {
+            scope = scope.parent;
+        }
+        return scope;
+    }
+
     /** The value of {@code name}: the innermost scope that has it, then the globals, else undefined. */
     Object resolve(String name) {
         for (Scope scope = this; scope != null; scope = scope.parent) {

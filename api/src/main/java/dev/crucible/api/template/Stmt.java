@@ -161,6 +161,18 @@ sealed interface Stmt {
         }
     }
 
+    /**
+     * {@code {% block name %}} in a template that extends nothing: rendered in place, seeing the template's
+     * top-level variables but (unless {@code scoped}) not those of enclosing loops.
+     */
+    record Block(List<Stmt> body, boolean scoped, int line) implements Stmt {
+        @Override
+        public Flow exec(Scope scope) {
+            run(body, (scoped ? scope : scope.root()).child());
+            return Flow.NORMAL;
+        }
+    }
+
     record Break(int line) implements Stmt {
         @Override
         public Flow exec(Scope scope) {
