@@ -1,7 +1,5 @@
 package dev.crucible.api.template;
 
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -12,14 +10,6 @@ record Arguments(List<Object> positional, Map<String, Object> keywords) {
 
     /** Marks a parameter without default: leaving it out is an error. */
     static final Object REQUIRED = new Object();
-
-    static Arguments of(List<Object> positional) {
-        return new Arguments(positional, Map.of());
-    }
-
-    boolean isEmpty() {
-        return positional.isEmpty() && keywords.isEmpty();
-    }
 
     /**
      * Binds these arguments to Python-style parameters.
@@ -66,10 +56,6 @@ record Arguments(List<Object> positional, Map<String, Object> keywords) {
     /** These arguments without the first {@code count} positional ones. */
     Arguments dropPositional(int count) {
         return new Arguments(positional.subList(Math.min(count, positional.size()), positional.size()), keywords);
-    }
-
-    Map<String, Object> keywordsCopy() {
-        return Collections.unmodifiableMap(new LinkedHashMap<>(keywords));
     }
 
     private static int indexOf(String[] names, String name) {

@@ -61,7 +61,11 @@ public final class ChatTemplate {
         Objects.requireNonNull(clock, "clock is null");
         List<Stmt> body = COMPILED.get(source);
         if (body == null) {
-            body = Parser.parse(source);
+            try {
+                body = Parser.parse(source);
+            } catch (StackOverflowError e) {
+                throw ChatTemplateException.syntax("expressions or blocks are nested too deeply", 0);
+            }
             COMPILED.put(source, body);
         }
         return new ChatTemplate(source, body, clock);
@@ -83,7 +87,12 @@ public final class ChatTemplate {
     public String render(Map<String, ?> variables) {
         Objects.requireNonNull(variables, "variables is null");
         RenderState state = new RenderState(clock, 1024);
-        Stmt.run(body, Scope.root(state, variables));
+        try {
+            Stmt.run(body, Scope.root(state, variables));
+        } catch (StackOverflowError e) {
+            // Deep macro recursion on a small thread stack: report it like Python's recursion limit.
+            throw ChatTemplateException.runtime("RecursionError", "maximum recursion depth exceeded");
+        }
         return state.out.toString();
     }
 

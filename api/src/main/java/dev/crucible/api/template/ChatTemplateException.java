@@ -32,8 +32,9 @@ public final class ChatTemplateException extends UserInputException {
     }
 
     static ChatTemplateException syntax(String message, int line) {
-        return new ChatTemplateException(Reason.SYNTAX_ERROR, "chat template syntax error at line " + line + ": "
-                + message, line);
+        String where = line > 0 ? " at line " + line : "";
+        return new ChatTemplateException(Reason.SYNTAX_ERROR, "chat template syntax error" + where + ": " + message,
+                line);
     }
 
     static ChatTemplateException raised(String message) {

@@ -27,10 +27,6 @@ final class Lexer {
     enum Kind { DATA, VARIABLE_BEGIN, VARIABLE_END, BLOCK_BEGIN, BLOCK_END, NAME, STRING, INTEGER, FLOAT, OPERATOR, EOF }
 
     record Token(Kind kind, String text, Object value, int line) {
-        boolean is(Kind expected, String expectedText) {
-            return kind == expected && text.equals(expectedText);
-        }
-
         boolean isName(String name) {
             return kind == Kind.NAME && text.equals(name);
         }

@@ -322,7 +322,7 @@ final class Parser {
     private Stmt parseMacro() {
         int line = next().line();
         String name = expectName();
-        return new Stmt.MacroDefinition(parseSignature(name, true, "endmacro"), line);
+        return new Stmt.MacroDefinition(parseSignatureAndBody(name, true, -1, "endmacro"), line);
     }
 
     private Stmt parseCallBlock() {
@@ -354,10 +354,6 @@ final class Parser {
             }
             next();
         } while (depth > 0);
-    }
-
-    private Macro.Signature parseSignature(String name, boolean required, String endTag) {
-        return parseSignatureAndBody(name, required, -1, endTag);
     }
 
     /**
@@ -802,10 +798,8 @@ final class Parser {
             requireComma = true;
         }
         expectOperator(")");
-        if (positional.isEmpty() && keywordNames.isEmpty() && starArgs == null && starKwargs == null) {
-            return Expr.CallArgs.NONE;
-        }
-        return new Expr.CallArgs(positional, keywordNames, keywordValues, starArgs, starKwargs);
+        Expr.CallArgs args = new Expr.CallArgs(positional, keywordNames, keywordValues, starArgs, starKwargs);
+        return args.isEmpty() ? Expr.CallArgs.NONE : args;
     }
 
     private void ensure(boolean valid) {

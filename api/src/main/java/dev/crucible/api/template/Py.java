@@ -3,7 +3,6 @@ package dev.crucible.api.template;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -905,9 +904,7 @@ final class Py {
     /** Iterates the entries of a map as (key, value) tuples, as {@code dict.items()} does. */
     static List<Object> items(Map<?, ?> map) {
         List<Object> pairs = new ArrayList<>(map.size());
-        Iterator<? extends Map.Entry<?, ?>> it = map.entrySet().iterator();
-        while (it.hasNext()) {
-            Map.Entry<?, ?> entry = it.next();
+        for (Map.Entry<?, ?> entry : map.entrySet()) {
             pairs.add(new PyTuple(entry.getKey(), entry.getValue()));
         }
         return pairs;

@@ -19,12 +19,12 @@ final class RenderState {
 
     /** Runs {@code body} with a fresh output buffer and returns what it wrote (macros, set blocks, caller()). */
     String capture(Runnable body) {
-        if (++callDepth > MAX_CALL_DEPTH) {
-            callDepth = 0;
+        if (callDepth >= MAX_CALL_DEPTH) {
             throw ChatTemplateException.runtime("RecursionError", "maximum recursion depth exceeded");
         }
         StringBuilder saved = out;
         out = new StringBuilder();
+        callDepth++;
         try {
             body.run();
             return out.toString();
