@@ -2,10 +2,10 @@ package dev.crucible.accelerator.cpu;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceInfo;
-import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.model.DType;
+import dev.crucible.torch.TorchBackend;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,7 +17,7 @@ import java.util.Map;
  * {@code CRUCIBLE_THREADS} says otherwise; bfloat16 only where the CPU has bf16 dot products in hardware
  * (elsewhere libtorch emulates them and is slower and no more accurate than float32).
  */
-public class CpuBackend implements HardwareBackend {
+public class CpuBackend extends TorchBackend {
     static final String ID = "cpu";
 
     private final CpuFeatures features;
@@ -30,6 +30,11 @@ public class CpuBackend implements HardwareBackend {
     CpuBackend(CpuFeatures features) {
         this.features = features;
         this.threads = features.cores();
+    }
+
+    @Override
+    protected String torchDevice() {
+        return "cpu";
     }
 
     @Override
@@ -69,9 +74,10 @@ public class CpuBackend implements HardwareBackend {
             throw new UserInputException("--threads must be at least 1, got " + requested);
         }
         threads = requested;
+        useThreads(requested);
     }
 
-    /** The compute threads chosen by {@link #setupEnvironment}; applied when libtorch is loaded. */
+    /** The compute threads chosen by {@link #setupEnvironment}; applied when libtorch is first used. */
     public int threads() {
         return threads;
     }

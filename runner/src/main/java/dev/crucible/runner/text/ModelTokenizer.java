@@ -4,10 +4,14 @@ import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.template.ChatTemplate;
+import dev.crucible.api.template.ChatTemplateException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
@@ -32,6 +36,7 @@ public final class ModelTokenizer implements AutoCloseable {
     private final int padId;
     private final Optional<Integer> bosId;
     private final Optional<String> chatTemplate;
+    private ChatTemplate compiled;
 
     private ModelTokenizer(HuggingFaceTokenizer tokenizer, Map<String, String> specialTokens, Set<Integer> eosIds,
                            int padId, Optional<Integer> bosId, Optional<String> chatTemplate) {
@@ -169,6 +174,41 @@ public final class ModelTokenizer implements AutoCloseable {
 
     public Optional<String> chatTemplate() {
         return chatTemplate;
+    }
+
+    /**
+     * Renders a conversation with the model's chat template, as transformers' {@code apply_chat_template} does
+     * (special tokens passed by name, unset ones undefined). A template that rejects the conversation (its
+     * {@code raise_exception}) is the user's input to fix.
+     */
+    public String renderChat(List<Map<String, String>> messages, boolean addGenerationPrompt) {
+        ChatTemplate template = compiledTemplate();
+        try {
+            return template.render(messages, addGenerationPrompt, specialTokens, Map.of());
+        } catch (ChatTemplateException e) {
+            throw new UserInputException("the model's chat template refused the conversation: " + e.getMessage(), e);
+        }
+    }
+
+    /** Chat-renders {@code [system?, user]} with the generation prompt and encodes it (no extra special tokens). */
+    public int[] encodeChat(Optional<String> system, String user) {
+        List<Map<String, String>> messages = new ArrayList<>();
+        system.ifPresent(text -> messages.add(Map.of("role", "system", "content", text)));
+        messages.add(Map.of("role", "user", "content", user));
+        return encodeWithoutSpecialTokens(renderChat(messages, true));
+    }
+
+    private synchronized ChatTemplate compiledTemplate() {
+        if (compiled == null) {
+            String source = chatTemplate.orElseThrow(() -> new UserInputException(
+                    "the model has no chat template (tokenizer_config.json chat_template or chat_template.jinja); run without --chat"));
+            try {
+                compiled = ChatTemplate.compile(source);
+            } catch (ChatTemplateException e) {
+                throw new UserInputException("the model's chat template does not compile: " + e.getMessage(), e);
+            }
+        }
+        return compiled;
     }
 
     private static int[] toInts(long[] ids) {

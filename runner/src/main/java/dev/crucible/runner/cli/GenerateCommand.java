@@ -1,0 +1,133 @@
+package dev.crucible.runner.cli;
+
+import dev.crucible.api.UserInputException;
+import dev.crucible.api.model.Generation;
+import dev.crucible.runner.Host;
+import dev.crucible.runner.session.ModelSession;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+@Command(name = "generate", mixinStandardHelpOptions = true,
+        description = {"Greedy generation for one or more prompts. Several prompts run as one left-padded batch; "
+                + "the results equal one-at-a-time runs.",
+                "Example: runner generate --model ../shared/fixtures/stories260k --prompt \"Once upon a time\" --max-new-tokens 64 --json"})
+public final class GenerateCommand implements Callable<Integer> {
+    private final Host host;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    DeviceOptions deviceOptions;
+
+    @Option(names = "--model", required = true, paramLabel = "M", description = "A model folder, or org/name[@revision] from the Hugging Face cache or hub.")
+    String model;
+
+    @Option(names = "--prompt", paramLabel = "TEXT", description = "A prompt; repeat for a batch.")
+    List<String> prompts = new ArrayList<>();
+
+    @Option(names = "--prompts", paramLabel = "FILE", description = "A file with one prompt per line (blank lines skipped).")
+    Path promptsFile;
+
+    @Option(names = "--chat", description = "Render each prompt with the model's chat template as a user turn (plus --system).")
+    boolean chat;
+
+    @Option(names = "--system", paramLabel = "TEXT", description = "System prompt for --chat.")
+    String system;
+
+    @Option(names = "--max-new-tokens", defaultValue = "128", paramLabel = "N", description = "Tokens to generate at most per prompt (default: ${DEFAULT-VALUE}).")
+    int maxNewTokens;
+
+    @Option(names = "--batch-size", defaultValue = "0", paramLabel = "N", description = "Prompts per device batch; 0 lets the backend choose (default).")
+    int batchSize;
+
+    @Option(names = "--dtype", defaultValue = "auto", description = "auto, float32, bfloat16 or float16 (default: auto = the backend's policy for the checkpoint).")
+    String dtype;
+
+    @Option(names = "--json", description = "Print one JSON object per prompt (an array when there are several): prompt, prompt_ids, generated_ids, text, stopped.")
+    boolean json;
+
+    GenerateCommand(Host host) {
+        this.host = host;
+    }
+
+    @Override
+    public Integer call() {
+        List<String> all = allPrompts();
+        if (maxNewTokens < 1) {
+            throw new UserInputException("--max-new-tokens must be at least 1, got " + maxNewTokens);
+        }
+        if (batchSize < 0) {
+            throw new UserInputException("--batch-size must be 0 (auto) or more, got " + batchSize);
+        }
+        if (system != null && !chat) {
+            throw new UserInputException("--system needs --chat (a raw prompt has no system turn)");
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        try (ModelSession session = ModelSession.open(host, deviceOptions.request(), deviceOptions.threads(host.environment().get("CRUCIBLE_THREADS")), model, dtype)) {
+            List<int[]> ids = new ArrayList<>();
+            for (String prompt : all) {
+                ids.add(session.encodePrompt(prompt, chat, Optional.ofNullable(system)));
+            }
+            List<Generation> generations = session.generate(ids, maxNewTokens, batchSize);
+            List<Map<String, Object>> results = new ArrayList<>();
+            for (int i = 0; i < all.size(); i++) {
+                Generation g = generations.get(i);
+                Map<String, Object> r = new LinkedHashMap<>();
+                r.put("prompt", all.get(i));
+                r.put("prompt_ids", ids.get(i));
+                r.put("generated_ids", g.tokens());
+                r.put("text", session.tokenizer().decode(withoutStop(g, session)));
+                r.put("stopped", g.stopped());
+                results.add(r);
+            }
+            if (json) {
+                out.println(Json.write(results.size() == 1 ? results.getFirst() : results));
+            } else {
+                for (Map<String, Object> r : results) {
+                    if (results.size() > 1) {
+                        out.println("> " + r.get("prompt"));
+                    }
+                    out.println(r.get("text"));
+                }
+            }
+        }
+        return 0;
+    }
+
+    /** The text a user reads ends before the stop token. */
+    private static int[] withoutStop(Generation g, ModelSession session) {
+        int[] tokens = g.tokens();
+        return g.stopped() && tokens.length > 0 ? Arrays.copyOf(tokens, tokens.length - 1) : tokens;
+    }
+
+    private List<String> allPrompts() {
+        List<String> all = new ArrayList<>(prompts);
+        if (promptsFile != null) {
+            try {
+                Files.readAllLines(promptsFile).stream().filter(line -> !line.isBlank()).forEach(all::add);
+            } catch (IOException e) {
+                throw new UserInputException("cannot read --prompts " + promptsFile + ": " + e.getClass().getSimpleName()
+                        + (e.getMessage() == null ? "" : " " + e.getMessage()));
+            }
+        }
+        if (all.isEmpty()) {
+            throw new UserInputException("give at least one --prompt or a non-empty --prompts FILE");
+        }
+        return all;
+    }
+}

@@ -1,0 +1,188 @@
+package dev.crucible.runner.model;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.crucible.api.UserInputException;
+import dev.crucible.api.io.SafetensorsWriter;
+import dev.crucible.api.io.StagedFolder;
+import dev.crucible.api.io.WritableTensor;
+import dev.crucible.api.model.Architecture;
+import dev.crucible.api.model.DType;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * Writes a random-initialized Hugging Face model folder of any size: config.json, generation_config.json,
+ * model.safetensors (sharded when large), and the character-level tokenizer of {@link CharTokenizerFiles}.
+ * Tests and benchmarks use it to get a model shaped like a real one without downloading anything.
+ *
+ * <p>Each tensor's values come from its own generator seeded by (seed, tensor name), so the bytes depend only
+ * on the seed and the shape, never on the order tensors are made in.
+ */
+public final class ModelInitializer {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final long MAX_SHARD_BYTES = 2L << 30;
+
+    /** The shape and numerics of the model to make. */
+    public record Spec(Architecture architecture, int hiddenSize, int numLayers, int numHeads, int numKvHeads,
+                       int headDim, int intermediateSize, int vocabSize, boolean tieWordEmbeddings, DType dtype,
+                       long seed, int maxPositionEmbeddings, double ropeTheta, double initStd) {
+        public Spec {
+            if (hiddenSize <= 0 || numLayers <= 0 || numHeads <= 0 || numKvHeads <= 0 || headDim <= 0 || intermediateSize <= 0) {
+                throw new UserInputException("model sizes must be positive");
+            }
+            if (numHeads % numKvHeads != 0) {
+                throw new UserInputException("--heads " + numHeads + " must be a multiple of --kv-heads " + numKvHeads);
+            }
+            if (headDim % 2 != 0) {
+                throw new UserInputException("--head-dim must be even (rotary embeddings rotate pairs), got " + headDim);
+            }
+            int minimumVocab = CharTokenizerFiles.vocabulary().size();
+            if (vocabSize < minimumVocab) {
+                throw new UserInputException("--vocab must be at least " + minimumVocab + " (the tokenizer's size), got " + vocabSize);
+            }
+            if (!dtype.isFloatingPoint()) {
+                throw new UserInputException("--dtype must be float32, bfloat16 or float16");
+            }
+        }
+    }
+
+    private ModelInitializer() {
+    }
+
+    /** Writes the folder completely beside {@code out}, then moves it into place; refuses an existing one unless {@code force}. */
+    public static void write(Spec spec, Path out, boolean force) {
+        try (StagedFolder staged = StagedFolder.begin(out, force)) {
+            Path dir = staged.path();
+            SafetensorsWriter.writeModel(dir, tensors(spec), Map.of("format", "pt"), MAX_SHARD_BYTES);
+            writeJson(dir.resolve("config.json"), config(spec));
+            writeJson(dir.resolve("generation_config.json"), generationConfig());
+            writeJson(dir.resolve("tokenizer.json"), CharTokenizerFiles.tokenizerJson());
+            writeJson(dir.resolve("tokenizer_config.json"), CharTokenizerFiles.tokenizerConfig());
+            staged.commit();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void writeJson(Path file, Object tree) throws IOException {
+        JSON.writeValue(file.toFile(), tree);
+    }
+
+    /** The Hugging Face config.json of the spec. */
+    static Map<String, Object> config(Spec spec) {
+        Map<String, Object> c = new LinkedHashMap<>();
+        c.put("architectures", List.of(spec.architecture().className()));
+        c.put("model_type", spec.architecture().modelType());
+        c.put("hidden_size", spec.hiddenSize());
+        c.put("intermediate_size", spec.intermediateSize());
+        c.put("num_hidden_layers", spec.numLayers());
+        c.put("num_attention_heads", spec.numHeads());
+        c.put("num_key_value_heads", spec.numKvHeads());
+        c.put("head_dim", spec.headDim());
+        c.put("vocab_size", spec.vocabSize());
+        c.put("max_position_embeddings", spec.maxPositionEmbeddings());
+        c.put("hidden_act", "silu");
+        c.put("rms_norm_eps", 1e-6);
+        c.put("rope_theta", spec.ropeTheta());
+        c.put("rope_scaling", null);
+        c.put("attention_bias", false);
+        c.put("attention_dropout", 0.0);
+        c.put("tie_word_embeddings", spec.tieWordEmbeddings());
+        c.put("torch_dtype", spec.dtype().userName());
+        c.put("bos_token_id", CharTokenizerFiles.idOf(CharTokenizerFiles.BOS));
+        c.put("eos_token_id", CharTokenizerFiles.idOf(CharTokenizerFiles.IM_END));
+        c.put("initializer_range", spec.initStd());
+        c.put("use_cache", true);
+        return c;
+    }
+
+    private static Map<String, Object> generationConfig() {
+        Map<String, Object> c = new LinkedHashMap<>();
+        c.put("bos_token_id", CharTokenizerFiles.idOf(CharTokenizerFiles.BOS));
+        c.put("eos_token_id", List.of(CharTokenizerFiles.idOf(CharTokenizerFiles.IM_END), CharTokenizerFiles.idOf(CharTokenizerFiles.EOS)));
+        c.put("do_sample", false);
+        return c;
+    }
+
+    /** Every tensor with transformers' names, in transformers' order. */
+    static List<WritableTensor> tensors(Spec s) {
+        List<WritableTensor> out = new ArrayList<>();
+        int q = s.numHeads() * s.headDim();
+        int kv = s.numKvHeads() * s.headDim();
+        boolean qkvBias = s.architecture() == Architecture.QWEN2;
+        out.add(random(s, "model.embed_tokens.weight", s.vocabSize(), s.hiddenSize()));
+        for (int layer = 0; layer < s.numLayers(); layer++) {
+            String p = "model.layers." + layer + ".";
+            out.add(ones(s, p + "input_layernorm.weight", s.hiddenSize()));
+            out.add(random(s, p + "self_attn.q_proj.weight", q, s.hiddenSize()));
+            out.add(random(s, p + "self_attn.k_proj.weight", kv, s.hiddenSize()));
+            out.add(random(s, p + "self_attn.v_proj.weight", kv, s.hiddenSize()));
+            if (qkvBias) {
+                out.add(random(s, p + "self_attn.q_proj.bias", q));
+                out.add(random(s, p + "self_attn.k_proj.bias", kv));
+                out.add(random(s, p + "self_attn.v_proj.bias", kv));
+            }
+            out.add(random(s, p + "self_attn.o_proj.weight", s.hiddenSize(), q));
+            if (s.architecture() == Architecture.QWEN3) {
+                out.add(ones(s, p + "self_attn.q_norm.weight", s.headDim()));
+                out.add(ones(s, p + "self_attn.k_norm.weight", s.headDim()));
+            }
+            out.add(ones(s, p + "post_attention_layernorm.weight", s.hiddenSize()));
+            out.add(random(s, p + "mlp.gate_proj.weight", s.intermediateSize(), s.hiddenSize()));
+            out.add(random(s, p + "mlp.up_proj.weight", s.intermediateSize(), s.hiddenSize()));
+            out.add(random(s, p + "mlp.down_proj.weight", s.hiddenSize(), s.intermediateSize()));
+        }
+        out.add(ones(s, "model.norm.weight", s.hiddenSize()));
+        if (!s.tieWordEmbeddings()) {
+            out.add(random(s, "lm_head.weight", s.vocabSize(), s.hiddenSize()));
+        }
+        return out;
+    }
+
+    /** Parameters the folder will hold (tied heads counted once). */
+    public static long parameterCount(Spec s) {
+        long q = (long) s.numHeads() * s.headDim();
+        long kv = (long) s.numKvHeads() * s.headDim();
+        long attention = s.hiddenSize() * (q + 2 * kv) + q * s.hiddenSize()
+                + (s.architecture() == Architecture.QWEN2 ? q + 2 * kv : 0)
+                + (s.architecture() == Architecture.QWEN3 ? 2L * s.headDim() : 0);
+        long mlp = 3L * s.hiddenSize() * s.intermediateSize();
+        long perLayer = attention + mlp + 2L * s.hiddenSize();
+        long embeddings = (long) s.vocabSize() * s.hiddenSize() * (s.tieWordEmbeddings() ? 1 : 2);
+        return embeddings + s.numLayers() * perLayer + s.hiddenSize();
+    }
+
+    private static WritableTensor random(Spec s, String name, int... shape) {
+        long count = 1;
+        for (int d : shape) {
+            count *= d;
+        }
+        float[] values = new float[Math.toIntExact(count)];
+        SplittableRandom random = new SplittableRandom(s.seed() * 0x9E3779B97F4A7C15L ^ name.hashCode());
+        for (int i = 0; i < values.length; i++) {
+            values[i] = (float) (random.nextGaussian() * s.initStd());
+        }
+        return WritableTensor.ofFloats(name, s.dtype(), longs(shape), values);
+    }
+
+    private static WritableTensor ones(Spec s, String name, int size) {
+        float[] values = new float[size];
+        java.util.Arrays.fill(values, 1f);
+        return WritableTensor.ofFloats(name, s.dtype(), new long[] {size}, values);
+    }
+
+    private static long[] longs(int[] shape) {
+        long[] out = new long[shape.length];
+        for (int i = 0; i < shape.length; i++) {
+            out[i] = shape[i];
+        }
+        return out;
+    }
+}

@@ -1,0 +1,144 @@
+package dev.crucible.runner.session;
+
+import dev.crucible.api.UserInputException;
+import dev.crucible.api.backend.DeviceRequest;
+import dev.crucible.api.backend.HardwareBackend;
+import dev.crucible.api.backend.SetupRequest;
+import dev.crucible.api.hub.ModelLocator;
+import dev.crucible.api.io.Checkpoint;
+import dev.crucible.api.model.DType;
+import dev.crucible.api.model.DecodeRequest;
+import dev.crucible.api.model.DeviceModel;
+import dev.crucible.api.model.Generation;
+import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.model.ShardRequest;
+import dev.crucible.runner.Host;
+import dev.crucible.runner.backends.ProbedBackend;
+import dev.crucible.runner.text.ModelTokenizer;
+import java.nio.file.Path;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Set;
+
+/**
+ * One model, loaded once, on the backend {@code --device} chose: its folder, config, open checkpoint (kept open
+ * for merges and exports), tokenizer and device copy. Every command that runs a model starts here, so resolution,
+ * environment set-up, dtype policy and loading happen in one place and in the right order.
+ */
+public final class ModelSession implements AutoCloseable {
+    private final Path modelDir;
+    private final ModelConfig config;
+    private final Checkpoint checkpoint;
+    private final ModelTokenizer tokenizer;
+    private final HardwareBackend backend;
+    private final DeviceModel model;
+
+    private ModelSession(Path modelDir, ModelConfig config, Checkpoint checkpoint, ModelTokenizer tokenizer,
+                         HardwareBackend backend, DeviceModel model) {
+        this.modelDir = modelDir;
+        this.config = config;
+        this.checkpoint = checkpoint;
+        this.tokenizer = tokenizer;
+        this.backend = backend;
+        this.model = model;
+    }
+
+    /**
+     * Resolves the backend (exit 2 when the device is unavailable), sets up its environment, then resolves and
+     * loads the model. Order matters: the environment is chosen before any native runtime is touched.
+     *
+     * @param dtypeName {@code auto} (the backend's policy for the checkpoint's dtype), float32, bfloat16, float16
+     */
+    public static ModelSession open(Host host, DeviceRequest device, OptionalInt threads, String modelSpec, String dtypeName) {
+        ProbedBackend chosen = host.resolve(device);
+        HardwareBackend backend = chosen.backend();
+        backend.setupEnvironment(new SetupRequest(device, chosen.probe(), threads));
+        Path dir = resolveModel(host, modelSpec);
+        ModelConfig config = ModelConfig.read(dir);
+        ModelTokenizer tokenizer = ModelTokenizer.load(dir);
+        Checkpoint checkpoint = null;
+        try {
+            checkpoint = Checkpoint.open(dir);
+            DType dtype = dtypeName.equalsIgnoreCase("auto") ? backend.chooseDtype(config.dtype()) : parseDtype(dtypeName);
+            DeviceModel model = backend.shard(new ShardRequest(config, checkpoint, dtype));
+            return new ModelSession(dir, config, checkpoint, tokenizer, backend, model);
+        } catch (RuntimeException e) {
+            tokenizer.close();
+            if (checkpoint != null) {
+                checkpoint.close();
+            }
+            throw e;
+        }
+    }
+
+    /** A local folder as it is; otherwise {@code org/name[@revision]} through the Hugging Face cache (and hub). */
+    public static Path resolveModel(Host host, String spec) {
+        ModelLocator locator = ModelLocator.of(host.environment().env(), Path.of(System.getProperty("user.home")),
+                (file, done, total) -> { });
+        return locator.resolve(spec);
+    }
+
+    public static DType parseDtype(String text) {
+        return switch (text.toLowerCase(java.util.Locale.ROOT)) {
+            case "float32", "fp32", "f32" -> DType.F32;
+            case "bfloat16", "bf16" -> DType.BF16;
+            case "float16", "fp16", "f16", "half" -> DType.F16;
+            default -> throw new UserInputException("--dtype '" + text + "' is not one of auto, float32, bfloat16, float16");
+        };
+    }
+
+    /** Tokens that end a generation: the tokenizer's eos and every eos id of config.json. */
+    public Set<Integer> stopTokens() {
+        Set<Integer> stops = new LinkedHashSet<>(tokenizer.eosIds());
+        stops.addAll(config.eosTokenIds());
+        return stops;
+    }
+
+    /** A prompt as ids: chat-rendered ({@code [system?, user]} plus the generation prompt) or raw with BOS as the tokenizer adds it. */
+    public int[] encodePrompt(String prompt, boolean chat, Optional<String> system) {
+        int[] ids = chat ? tokenizer.encodeChat(system, prompt) : tokenizer.encode(prompt);
+        if (ids.length == 0) {
+            throw new UserInputException("the prompt '" + prompt + "' encodes to no tokens (the tokenizer adds no BOS); give some text");
+        }
+        return ids;
+    }
+
+    /** Batched greedy generation; batch results equal one-at-a-time results. */
+    public List<Generation> generate(List<int[]> prompts, int maxNewTokens, int batchSize) {
+        DecodeRequest request = new DecodeRequest(prompts, maxNewTokens, stopTokens(), tokenizer.padId(), batchSize);
+        return backend.decode(model, request).generations();
+    }
+
+    public Path modelDir() {
+        return modelDir;
+    }
+
+    public ModelConfig config() {
+        return config;
+    }
+
+    public Checkpoint checkpoint() {
+        return checkpoint;
+    }
+
+    public ModelTokenizer tokenizer() {
+        return tokenizer;
+    }
+
+    public HardwareBackend backend() {
+        return backend;
+    }
+
+    public DeviceModel model() {
+        return model;
+    }
+
+    @Override
+    public void close() {
+        model.close();
+        checkpoint.close();
+        tokenizer.close();
+    }
+}

@@ -1,0 +1,95 @@
+package dev.crucible.runner.model;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.crucible.api.io.Checkpoint;
+import dev.crucible.api.model.Architecture;
+import dev.crucible.api.model.DType;
+import dev.crucible.api.model.ModelConfig;
+import dev.crucible.runner.Main;
+import dev.crucible.runner.RunnerEnvironment;
+import dev.crucible.runner.text.ModelTokenizer;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class InitModelTest {
+    @TempDir
+    Path temp;
+
+    private int run(StringWriter err, String... args) {
+        return Main.run(args, new RunnerEnvironment(Map.of(), Optional.empty()), new PrintWriter(new StringWriter()), new PrintWriter(err));
+    }
+
+    @Test
+    void writesALoadableModelFolderWithTokenizerAndTemplate() throws Exception {
+        Path out = temp.resolve("qwen3-tiny");
+        StringWriter err = new StringWriter();
+        assertEquals(0, run(err, "init-model", "--like", "qwen3", "--hidden", "32", "--layers", "2", "--heads", "4",
+                "--kv-heads", "2", "--head-dim", "16", "--no-tie-embeddings", "--dtype", "bfloat16", "--seed", "7", "--out", out.toString()), err.toString());
+        ModelConfig config = ModelConfig.read(out);
+        assertEquals(Architecture.QWEN3, config.architecture());
+        assertEquals(16, config.headDim());
+        assertTrue(config.qkNorm());
+        assertFalse(config.tieWordEmbeddings());
+        try (Checkpoint checkpoint = Checkpoint.open(out)) {
+            assertEquals(DType.BF16, checkpoint.tensor("model.layers.1.self_attn.q_norm.weight").dtype());
+            assertArrayEquals(new long[] {config.vocabSize(), 32}, checkpoint.tensor("lm_head.weight").shape());
+            assertArrayEquals(new long[] {2 * 16, 32}, checkpoint.tensor("model.layers.0.self_attn.k_proj.weight").shape());
+        }
+        try (ModelTokenizer tokenizer = ModelTokenizer.load(out)) {
+            String text = "Hello, wörld! 🐶 \"quotes\"\ttabs";
+            assertEquals(text, tokenizer.decode(tokenizer.encode(text)), "byte fallback round-trips any text");
+            assertEquals(7, tokenizer.encode("Hello, ").length, "printable ASCII and space are one token each");
+            assertArrayEquals(new int[] {CharTokenizerFiles.idOf("<0xC3>"), CharTokenizerFiles.idOf("<0xB6>")}, tokenizer.encode("ö"),
+                    "everything else goes through UTF-8 byte fallback");
+            assertTrue(tokenizer.eosIds().contains(CharTokenizerFiles.idOf(CharTokenizerFiles.IM_END)));
+            assertEquals(1, tokenizer.encodeWithoutSpecialTokens("<|im_start|>").length, "chat markers are single tokens");
+            assertTrue(tokenizer.chatTemplate().isPresent());
+        }
+    }
+
+    @Test
+    void sameSeedSameBytesAndExistingFolderNeedsForce() throws Exception {
+        Path a = temp.resolve("a");
+        Path b = temp.resolve("b");
+        StringWriter err = new StringWriter();
+        assertEquals(0, run(err, "init-model", "--seed", "3", "--out", a.toString()));
+        assertEquals(0, run(err, "init-model", "--seed", "3", "--out", b.toString()));
+        assertEquals(sha(a.resolve("model.safetensors")), sha(b.resolve("model.safetensors")));
+        StringWriter again = new StringWriter();
+        assertEquals(2, run(again, "init-model", "--seed", "4", "--out", a.toString()));
+        assertTrue(again.toString().contains("already exists; pass --force"), again.toString());
+        assertEquals(sha(a.resolve("model.safetensors")), sha(b.resolve("model.safetensors")), "untouched");
+        assertEquals(0, run(err, "init-model", "--seed", "4", "--force", "--out", a.toString()));
+        assertFalse(sha(a.resolve("model.safetensors")).equals(sha(b.resolve("model.safetensors"))));
+        try (var siblings = Files.list(temp)) {
+            assertEquals(2, siblings.count(), "no staging folders left behind");
+        }
+    }
+
+    @Test
+    void badShapesAreUsageErrors() {
+        StringWriter err = new StringWriter();
+        assertEquals(2, run(err, "init-model", "--heads", "4", "--kv-heads", "3", "--out", temp.resolve("x").toString()));
+        assertTrue(err.toString().startsWith("error: --heads 4 must be a multiple of --kv-heads 3"), err.toString());
+        assertFalse(Files.exists(temp.resolve("x")));
+        StringWriter arch = new StringWriter();
+        assertEquals(2, run(arch, "init-model", "--like", "gpt2", "--out", temp.resolve("y").toString()));
+        assertTrue(arch.toString().contains("not supported; supported:"), arch.toString());
+    }
+
+    private static String sha(Path file) throws Exception {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file)));
+    }
+}
