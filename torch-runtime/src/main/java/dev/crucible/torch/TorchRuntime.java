@@ -1,7 +1,19 @@
 package dev.crucible.torch;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import org.bytedeco.javacpp.Loader;
 import org.bytedeco.pytorch.global.torch;
 
@@ -16,6 +28,7 @@ public final class TorchRuntime {
 
     private static final String[] NATIVE_PACKAGES = {"javacpp", "openblas", "pytorch"};
     private static volatile boolean loaded;
+    private static File[] nativeDirectories = new File[0];
 
     private TorchRuntime() {
     }
@@ -41,9 +54,12 @@ public final class TorchRuntime {
             }
             String platform = Loader.getPlatform();
             try {
+                File[] directories = new File[0];
                 for (String name : NATIVE_PACKAGES) {
-                    Loader.cacheResources(torch.class, "/org/bytedeco/" + name + "/" + platform + "/");
+                    File[] cached = Loader.cacheResources(torch.class, "/org/bytedeco/" + name + "/" + platform + "/");
+                    directories = concat(directories, cached);
                 }
+                nativeDirectories = directories;
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot extract libtorch into JavaCPP's cache", e);
             }
@@ -52,13 +68,64 @@ public final class TorchRuntime {
         }
     }
 
-    /** Intra-op threads for CPU kernels ({@code at::set_num_threads}); loads libtorch first. */
-    public static void setThreads(int threads) {
+    /**
+     * Threads for CPU kernels: libtorch's intra-op pool ({@code at::set_num_threads}) and OpenBLAS's own pool,
+     * which libtorch does not size (its GEMMs run there). Loads libtorch first.
+     *
+     * @return whether OpenBLAS was found and sized too
+     */
+    public static boolean setThreads(int threads) {
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be at least 1, got " + threads);
         }
         load();
         torch.set_num_threads(threads);
+        List<MethodHandle> pools = openBlasThreadSetters();
+        for (MethodHandle pool : pools) {
+            try {
+                pool.invokeExact(threads);
+            } catch (Throwable e) {
+                throw new IllegalStateException("openblas_set_num_threads failed", e);
+            }
+        }
+        return !pools.isEmpty();
+    }
+
+    /**
+     * {@code openblas_set_num_threads} of every OpenBLAS copy JavaCPP extracted and loaded: the preset ships
+     * {@code libopenblas} and {@code libopenblas_nolapack}, and which one libtorch's GEMM calls bind to depends on
+     * load order, so both are sized. Opening an already loaded file yields the loaded library, not a new copy. The
+     * JavaCPP OpenBLAS preset does not map this function.
+     */
+    private static List<MethodHandle> openBlasThreadSetters() {
+        Map<Path, MethodHandle> setters = new LinkedHashMap<>();
+        for (File directory : nativeDirectories) {
+            File[] libraries = directory.listFiles((dir, name) -> name.startsWith("libopenblas") && !name.contains("jni"));
+            if (libraries == null) {
+                continue;
+            }
+            for (File library : libraries) {
+                Path real;
+                try {
+                    real = library.toPath().toRealPath();
+                } catch (IOException e) {
+                    continue;
+                }
+                if (setters.containsKey(real)) {
+                    continue;
+                }
+                SymbolLookup.libraryLookup(real, Arena.global()).find("openblas_set_num_threads")
+                        .ifPresent(symbol -> setters.put(real, Linker.nativeLinker().downcallHandle(symbol,
+                                FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT))));
+            }
+        }
+        return List.copyOf(setters.values());
+    }
+
+    private static File[] concat(File[] first, File[] second) {
+        File[] all = Arrays.copyOf(first, first.length + second.length);
+        System.arraycopy(second, 0, all, first.length, second.length);
+        return all;
     }
 
     public static int threads() {

@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class GoldenTest {
 
-    private static final TorchBackend BACKEND = new TestCpuBackend(2);
+    private static final TorchBackend BACKEND = new TestCpuBackend(1);
 
     @ParameterizedTest
     @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope"})

@@ -6,7 +6,11 @@ import dev.crucible.api.model.DType;
 import java.util.List;
 import java.util.Map;
 
-/** The smallest backend a plugin author could write on {@link TorchBackend}: libtorch's CPU device. */
+/**
+ * The smallest backend a plugin author could write on {@link TorchBackend}: libtorch's CPU device. Tests use one
+ * thread: on a shared two-core machine, OpenMP threads that wait at barriers for a descheduled peer make a step
+ * up to a hundred times slower.
+ */
 final class TestCpuBackend extends TorchBackend {
 
     TestCpuBackend(int threads) {
