@@ -192,10 +192,15 @@ public final class ModelTokenizer implements AutoCloseable {
 
     /** Chat-renders {@code [system?, user]} with the generation prompt and encodes it (no extra special tokens). */
     public int[] encodeChat(Optional<String> system, String user) {
+        return encodeChat(system, user, "");
+    }
+
+    /** The same with text appended after the generation prompt, such as a closed thought block. */
+    public int[] encodeChat(Optional<String> system, String user, String responsePrefix) {
         List<Map<String, String>> messages = new ArrayList<>();
         system.ifPresent(text -> messages.add(Map.of("role", "system", "content", text)));
         messages.add(Map.of("role", "user", "content", user));
-        return encodeWithoutSpecialTokens(renderChat(messages, true));
+        return encodeWithoutSpecialTokens(renderChat(messages, true) + responsePrefix);
     }
 
     private synchronized ChatTemplate compiledTemplate() {

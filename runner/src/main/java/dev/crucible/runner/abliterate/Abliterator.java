@@ -1,0 +1,252 @@
+package dev.crucible.runner.abliterate;
+
+import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.model.Activations;
+import dev.crucible.api.model.DType;
+import dev.crucible.api.model.DeviceModel;
+import dev.crucible.api.model.ForwardRequest;
+import dev.crucible.api.model.Generation;
+import dev.crucible.api.model.LinearModule;
+import dev.crucible.api.model.LoraFactors;
+import dev.crucible.api.scoring.PromptSet;
+import dev.crucible.api.scoring.ScoringContext;
+import dev.crucible.runner.session.ModelSession;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.function.Consumer;
+
+/**
+ * The abliteration experiment on one loaded model, on any backend: refusal directions from the training prompts,
+ * a trial's edit applied as LoRA adapters (the base weights are loaded once and never change; a trial resets by
+ * zeroing B), and the outputs scorers read, computed lazily and cached per model state.
+ */
+public final class Abliterator {
+    /** What the experiment needs besides the model. */
+    public record Options(Optional<String> systemPrompt, String responsePrefix, int maxResponseLength, int batchSize,
+                          RowNormalization rowNormalization, double winsorizationQuantile, boolean orthogonalize,
+                          long seed) { }
+
+    /** The prompt sets, as the user wrote them. */
+    public record Prompts(List<String> harmfulTrain, List<String> harmlessTrain, List<String> harmfulTest,
+                          List<String> harmlessTest) { }
+
+    private final ModelSession session;
+    private final Options options;
+    private final Prompts prompts;
+    private final Timings timings = new Timings();
+    private final Map<PromptSet, List<int[]>> testIds = new EnumMap<>(PromptSet.class);
+    private final Map<String, EditableWeight> weights = new LinkedHashMap<>();
+    private RefusalDirections directions;
+    private Outputs base;
+
+    public Abliterator(ModelSession session, Prompts prompts, Options options) {
+        this.session = session;
+        this.prompts = prompts;
+        this.options = options;
+    }
+
+    /** A weight the edit may touch, in float32 with its row norms, read from the checkpoint once per run. */
+    private record EditableWeight(LinearModule module, float[] values, float[] rowNorms) { }
+
+    /**
+     * Encodes every prompt, computes the refusal directions from the training sets and the base model's outputs
+     * for the test sets. {@code progress} receives one line per step.
+     */
+    public void prepare(Consumer<String> progress) {
+        testIds.put(PromptSet.HARMFUL, encode(prompts.harmfulTest()));
+        testIds.put(PromptSet.HARMLESS, encode(prompts.harmlessTest()));
+        progress.accept("residuals of " + prompts.harmfulTrain().size() + " harmful and " + prompts.harmlessTrain().size() + " harmless training prompts");
+        long start = System.nanoTime();
+        List<Activations> bad = forward(encode(prompts.harmfulTrain()));
+        List<Activations> good = forward(encode(prompts.harmlessTrain()));
+        directions = RefusalDirections.compute(bad, good, options.winsorizationQuantile(), options.orthogonalize());
+        timings.add("directions", System.nanoTime() - start);
+        for (LinearModule module : session.model().linearModules()) {
+            if (isEdited(module.name())) {
+                HostTensor tensor = session.checkpoint().tensor(module.name() + ".weight");
+                float[] values = tensor.toFloatArray();
+                weights.put(module.name(), new EditableWeight(module, values,
+                        AblationAdapter.rowNorms(values, (int) module.outFeatures(), (int) module.inFeatures())));
+            }
+        }
+        progress.accept("base model outputs on " + prompts.harmfulTest().size() + " harmful and " + prompts.harmlessTest().size() + " harmless test prompts");
+        session.model().zeroAdapters();
+        base = new Outputs(null);
+    }
+
+    /**
+     * Ends the baseline phase: computes the base first-token log-probabilities of both test sets (KL compares
+     * every trial against them) and refuses any further base computation, which would run on an edited model.
+     */
+    public void freezeBase() {
+        for (PromptSet set : PromptSet.values()) {
+            base.firstTokenLogProbs(set);
+        }
+        base.frozen = true;
+    }
+
+    /** The components the method edits: attention output and MLP down projections (experts' included). */
+    static boolean isEdited(String module) {
+        return module.endsWith(".self_attn.o_proj") || module.endsWith(".down_proj");
+    }
+
+    public RefusalDirections directions() {
+        return directions;
+    }
+
+    public Timings timings() {
+        return timings;
+    }
+
+    public int numLayers() {
+        return session.config().numLayers();
+    }
+
+    /** The unedited model's outputs (what baselines are scored on). */
+    public ScoringContext baseContext() {
+        return base;
+    }
+
+    /** Applies a trial's edit and returns the context its scores read; the edit stays until the next call. */
+    public ScoringContext apply(AblationParameters parameters) {
+        long start = System.nanoTime();
+        Map<String, LoraFactors> adapters = adapters(parameters);
+        DeviceModel model = session.model();
+        model.zeroAdapters();
+        adapters.forEach(model::setAdapter);
+        timings.add("adapters", System.nanoTime() - start);
+        return new Outputs(base);
+    }
+
+    /** The LoRA factors of an edit, by module name; layers the profile skips have none. Deterministic. */
+    public Map<String, LoraFactors> adapters(AblationParameters parameters) {
+        Map<String, LoraFactors> out = new LinkedHashMap<>();
+        for (EditableWeight weight : weights.values()) {
+            String name = weight.module().name();
+            int layer = layerOf(name);
+            AblationParameters.WeightProfile profile = name.endsWith(".self_attn.o_proj") ? parameters.attention() : parameters.mlp();
+            OptionalDouble strength = profile.weightAt(layer);
+            if (strength.isEmpty()) {
+                continue;
+            }
+            float[] v = parameters.perLayerScope() ? directions.at(Math.min(layer + 1, directions.count() - 1))
+                    : directions.interpolated(parameters.directionIndex());
+            int outFeatures = (int) weight.module().outFeatures();
+            int inFeatures = (int) weight.module().inFeatures();
+            AblationAdapter.Factors f = AblationAdapter.compute(options.rowNormalization(), weight.values(), weight.rowNorms(),
+                    outFeatures, inFeatures, v, strength.getAsDouble(), options.seed() ^ name.hashCode());
+            out.put(name, new LoraFactors(host(name + ".lora_A", f.a(), f.rank(), inFeatures),
+                    host(name + ".lora_B", f.b(), outFeatures, f.rank()), 1.0));
+        }
+        return out;
+    }
+
+    private static HostTensor host(String name, float[] values, long rows, long cols) {
+        return new HostTensor(name, DType.F32, new long[] {rows, cols}, MemorySegment.ofArray(values));
+    }
+
+    static int layerOf(String module) {
+        String[] parts = module.split("\\.");
+        for (int i = 0; i + 1 < parts.length; i++) {
+            if (parts[i].equals("layers")) {
+                return Integer.parseInt(parts[i + 1]);
+            }
+        }
+        throw new IllegalArgumentException("not a layer module: " + module);
+    }
+
+    private List<int[]> encode(List<String> texts) {
+        List<int[]> ids = new ArrayList<>(texts.size());
+        for (String text : texts) {
+            ids.add(session.tokenizer().encodeChat(options.systemPrompt(), text, options.responsePrefix()));
+        }
+        return ids;
+    }
+
+    private List<Activations> forward(List<int[]> ids) {
+        return session.backend().forward(session.model(), new ForwardRequest(ids, options.batchSize())).prompts();
+    }
+
+    /** Outputs of the model in its current state, computed on first request. */
+    private final class Outputs implements ScoringContext {
+        private final Outputs baseline;
+        private final Map<PromptSet, List<String>> responses = new EnumMap<>(PromptSet.class);
+        private final Map<PromptSet, float[][]> logProbs = new EnumMap<>(PromptSet.class);
+        private boolean frozen;
+
+        Outputs(Outputs baseline) {
+            this.baseline = baseline;
+        }
+
+        @Override
+        public List<String> prompts(PromptSet set) {
+            return set == PromptSet.HARMFUL ? prompts.harmfulTest() : prompts.harmlessTest();
+        }
+
+        @Override
+        public synchronized List<String> responses(PromptSet set) {
+            return responses.computeIfAbsent(set, s -> {
+                checkNotFrozen();
+                long start = System.nanoTime();
+                List<Generation> generations = session.generate(testIds.get(s), options.maxResponseLength(), options.batchSize());
+                List<String> texts = new ArrayList<>();
+                for (Generation g : generations) {
+                    int[] tokens = g.tokens();
+                    int length = g.stopped() ? tokens.length - 1 : tokens.length;
+                    texts.add(session.tokenizer().decode(java.util.Arrays.copyOf(tokens, length)));
+                }
+                timings.add("generation", System.nanoTime() - start);
+                return List.copyOf(texts);
+            });
+        }
+
+        @Override
+        public synchronized float[][] firstTokenLogProbs(PromptSet set) {
+            return logProbs.computeIfAbsent(set, s -> {
+                checkNotFrozen();
+                long start = System.nanoTime();
+                List<Activations> acts = forward(testIds.get(s));
+                float[][] out = new float[acts.size()][];
+                for (int i = 0; i < out.length; i++) {
+                    out[i] = logSoftmax(acts.get(i).logits());
+                }
+                timings.add("kl_forward", System.nanoTime() - start);
+                return out;
+            });
+        }
+
+        private void checkNotFrozen() {
+            if (frozen) {
+                throw new IllegalStateException("the base model's outputs were asked for after trials began; a scorer must read them in baseline()");
+            }
+        }
+
+        @Override
+        public float[][] baseFirstTokenLogProbs(PromptSet set) {
+            return (baseline == null ? this : baseline).firstTokenLogProbs(set);
+        }
+    }
+
+    static float[] logSoftmax(float[] logits) {
+        double max = Double.NEGATIVE_INFINITY;
+        for (float x : logits) {
+            max = Math.max(max, x);
+        }
+        double sum = 0;
+        for (float x : logits) {
+            sum += Math.exp(x - max);
+        }
+        double log = max + Math.log(sum);
+        float[] out = new float[logits.length];
+        for (int i = 0; i < logits.length; i++) {
+            out[i] = (float) (logits[i] - log);
+        }
+        return out;
+    }
+}
