@@ -4,11 +4,15 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.math.RoundingMode;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 
 /**
@@ -75,17 +79,23 @@ final class Filters {
         FILTERS.put("forceescape", escape);
         FILTERS.put("first", (st, v, a) -> {
             none("first", a);
-            List<?> items = Py.iterate(v);
-            return items.isEmpty() ? Undefined.withHint("No first item, sequence was empty.") : items.get(0);
+            Iterator<?> items = Py.iterator(v);
+            return items.hasNext() ? items.next() : Undefined.withHint("No first item, sequence was empty.");
         });
         FILTERS.put("last", (st, v, a) -> {
             none("last", a);
+            if (v instanceof PyIterator iterator) {
+                throw ChatTemplateException.typeError(Py.repr(iterator.typeName()) + " object is not reversible");
+            }
             List<?> items = Py.iterate(v);
             return items.isEmpty() ? Undefined.withHint("No last item, sequence was empty.")
                     : items.get(items.size() - 1);
         });
         FILTERS.put("float", (st, v, a) -> {
             Object fallback = a.bind("float", new String[] {"default"}, 0.0)[0];
+            if (v instanceof Undefined u) {
+                throw u.error();
+            }
             Double parsed = toFloat(v);
             return parsed != null ? parsed : fallback;
         });
@@ -102,13 +112,15 @@ final class Filters {
         FILTERS.put("indent", Filters::indent);
         FILTERS.put("items", (st, v, a) -> {
             none("items", a);
-            if (v instanceof Undefined) {
-                return List.of();
-            }
-            if (!(v instanceof Map<?, ?> map)) {
-                throw ChatTemplateException.typeError("Can only get item pairs from a mapping.");
-            }
-            return Py.items(map);
+            return PyIterator.generator("do_items", () -> {
+                if (v instanceof Undefined) {
+                    return List.of().iterator();
+                }
+                if (!(v instanceof Map<?, ?> map)) {
+                    throw ChatTemplateException.typeError("Can only get item pairs from a mapping.");
+                }
+                return Py.items(map).iterator();
+            });
         });
         FILTERS.put("join", (st, v, a) -> {
             Object[] p = a.bind("join", new String[] {"d", "attribute"}, "", NONE);
@@ -156,8 +168,15 @@ final class Filters {
                 return new StringBuilder(s).reverse().toString();
             }
             List<Object> items = Py.list(v);
-            java.util.Collections.reverse(items);
-            return items;
+            Collections.reverse(items);
+            if (v instanceof PyIterator) {
+                return items; // reversed() refuses a generator, so Jinja falls back to a reversed list
+            }
+            String iteratorType = v instanceof List<?> && !(v instanceof PyTuple) ? "list_reverseiterator"
+                    : v instanceof Map<?, ?> ? "dict_reversekeyiterator"
+                    : v instanceof PyView view ? "dict_reverse" + view.typeName().substring(5) + "iterator"
+                    : "reversed";
+            return PyIterator.iterator(iteratorType, items::iterator);
         });
         FILTERS.put("round", Filters::round);
         FILTERS.put("safe", (st, v, a) -> {
@@ -268,11 +287,31 @@ final class Filters {
 
     // ---------------------------------------------------------------- sequence filters
 
+    /** Applies {@code function} to each item as it is read. */
+    private static Iterator<Object> mappedLazily(Iterator<?> items, UnaryOperator<Object> function) {
+        return new Iterator<>() {
+            @Override
+            public boolean hasNext() {
+                return items.hasNext();
+            }
+
+            @Override
+            public Object next() {
+                return function.apply(items.next());
+            }
+        };
+    }
+
     private static Object map(RenderState state, Object value, Arguments args) {
-        if (!Py.truthy(value)) {
-            return new ArrayList<>();
-        }
-        List<?> items = Py.iterate(value);
+        return PyIterator.generator("sync_do_map", () -> {
+            if (!Py.truthy(value)) {
+                return List.of().iterator();
+            }
+            return mappedLazily(Py.iterator(value), mapFunction(state, args));
+        });
+    }
+
+    private static UnaryOperator<Object> mapFunction(RenderState state, Arguments args) {
         UnaryOperator<Object> function;
         if (args.positional().isEmpty() && args.keywords().containsKey("attribute")) {
             Map<String, Object> keywords = new LinkedHashMap<>(args.keywords());
@@ -295,16 +334,21 @@ final class Filters {
             Arguments rest = args.dropPositional(1);
             function = item -> filter.apply(state, item, rest);
         }
-        return mapped(items, function);
+        return function;
     }
 
     private static Object select(RenderState state, Object value, Arguments args, boolean byAttribute,
                                  boolean keep) {
-        List<Object> kept = new ArrayList<>();
-        if (!Py.truthy(value)) {
-            return kept;
-        }
-        List<?> items = Py.iterate(value);
+        return PyIterator.generator("select_or_reject", () -> {
+            if (!Py.truthy(value)) {
+                return List.of().iterator();
+            }
+            return selectLazily(Py.iterator(value), args, byAttribute, keep);
+        });
+    }
+
+    private static Iterator<Object> selectLazily(Iterator<?> items, Arguments args, boolean byAttribute,
+                                                 boolean keep) {
         int offset = 0;
         UnaryOperator<Object> transform = UnaryOperator.identity();
         if (byAttribute) {
@@ -316,14 +360,41 @@ final class Filters {
         }
         String testName = args.positional().size() > offset ? Py.str(args.positional().get(offset)) : null;
         Arguments testArgs = args.dropPositional(offset + 1);
-        for (Object item : items) {
-            Object subject = transform.apply(item);
+        UnaryOperator<Object> subjectOf = transform;
+        return filtering(items, item -> {
+            Object subject = subjectOf.apply(item);
             boolean passed = testName == null ? Py.truthy(subject) : Tests.run(testName, subject, testArgs);
-            if (passed == keep) {
-                kept.add(item);
+            return passed == keep;
+        });
+    }
+
+    /** The items that pass {@code accept}, found as they are read. */
+    private static Iterator<Object> filtering(Iterator<?> items, Predicate<Object> accept) {
+        return new Iterator<>() {
+            private Object pending;
+            private boolean hasPending;
+
+            @Override
+            public boolean hasNext() {
+                while (!hasPending && items.hasNext()) {
+                    Object candidate = items.next();
+                    if (accept.test(candidate)) {
+                        pending = candidate;
+                        hasPending = true;
+                    }
+                }
+                return hasPending;
             }
-        }
-        return kept;
+
+            @Override
+            public Object next() {
+                if (!hasNext()) {
+                    throw new NoSuchElementException();
+                }
+                hasPending = false;
+                return pending;
+            }
+        };
     }
 
     private static Object sort(RenderState state, Object value, Arguments args) {
@@ -375,19 +446,20 @@ final class Filters {
     }
 
     private static Object unique(RenderState state, Object value, Arguments args) {
-        Object[] p = args.bind("unique", new String[] {"case_sensitive", "attribute"}, false, NONE);
-        UnaryOperator<Object> key = attributeGetter(p[1], null, Py.truthy(p[0]) ? null : Filters::ignoreCase);
-        List<Object> seen = new ArrayList<>();
-        List<Object> result = new ArrayList<>();
-        for (Object item : Py.iterate(value)) {
-            Object k = key.apply(item);
-            Py.requireHashable(k);
-            if (!Py.contains(seen, k)) {
+        return PyIterator.generator("sync_do_unique", () -> {
+            Object[] p = args.bind("unique", new String[] {"case_sensitive", "attribute"}, false, NONE);
+            UnaryOperator<Object> key = attributeGetter(p[1], null, Py.truthy(p[0]) ? null : Filters::ignoreCase);
+            List<Object> seen = new ArrayList<>();
+            return filtering(Py.iterator(value), item -> {
+                Object k = key.apply(item);
+                Py.requireHashable(k);
+                if (Py.contains(seen, k)) {
+                    return false;
+                }
                 seen.add(k);
-                result.add(item);
-            }
-        }
-        return result;
+                return true;
+            });
+        });
     }
 
     private static Object minOrMax(Object value, Arguments args, String name, int direction) {
@@ -410,6 +482,10 @@ final class Filters {
     }
 
     private static Object batch(RenderState state, Object value, Arguments args) {
+        return PyIterator.generator("do_batch", () -> batches(value, args).iterator());
+    }
+
+    private static List<Object> batches(Object value, Arguments args) {
         Object[] p = args.bind("batch", new String[] {"linecount", "fill_with"}, REQUIRED, NONE);
         int size = (int) PyMethods.integer("batch", p[0]);
         if (size <= 0) {
@@ -440,6 +516,9 @@ final class Filters {
     private static Object toInt(RenderState state, Object value, Arguments args) {
         Object[] p = args.bind("int", new String[] {"default", "base"}, 0L, 10L);
         int base = (int) PyMethods.integer("int", p[1]);
+        if (value instanceof Undefined u) {
+            throw u.error();
+        }
         if (value instanceof String s) {
             BigInteger parsed = parseInt(s, base);
             if (parsed != null) {
@@ -547,7 +626,19 @@ final class Filters {
         Object[] p = args.bind("indent", new String[] {"width", "first", "blank"}, 4L, false, false);
         String indentation = p[0] instanceof String s ? s : " ".repeat((int) Math.max(0,
                 PyMethods.integer("indent", p[0])));
-        String text = Py.str(value) + "\n";
+        if (!(value instanceof String)) {
+            // Jinja appends "\n" to the value itself, so anything but a string fails as in Python.
+            if (value instanceof Undefined u) {
+                throw u.error();
+            }
+            if (value instanceof List<?>) {
+                throw ChatTemplateException.runtime("AttributeError", Py.repr(Py.typeName(value))
+                        + " object has no attribute 'splitlines'");
+            }
+            throw ChatTemplateException.typeError("unsupported operand type(s) for +=: " + Py.repr(Py.typeName(value))
+                    + " and 'str'");
+        }
+        String text = value + "\n";
         List<Object> lines = PyStr.splitlines(text, false);
         StringBuilder out = new StringBuilder();
         if (Py.truthy(p[2])) {
@@ -574,12 +665,14 @@ final class Filters {
     private static Object truncate(RenderState state, Object value, Arguments args) {
         Object[] p = args.bind("truncate", new String[] {"length", "killwords", "end", "leeway"}, 255L, false,
                 "...", 5L);
-        String s = Py.str(value);
         int length = (int) PyMethods.integer("truncate", p[0]);
         String end = Py.str(p[2]);
         long leeway = p[3] == null ? 5 : PyMethods.integer("truncate", p[3]);
-        if (PyStr.length(s) <= length + leeway) {
-            return s;
+        if (Py.len(value) <= length + leeway) {
+            return value;
+        }
+        if (!(value instanceof String s)) {
+            throw ChatTemplateException.typeError("truncate needs a string, not " + Py.typeName(value));
         }
         String head = PyStr.slice(s, new PySlice(null, (long) (length - PyStr.length(end)), null));
         if (Py.truthy(p[1])) {

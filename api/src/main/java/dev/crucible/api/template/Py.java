@@ -119,6 +119,12 @@ final class Py {
         if (v instanceof PySlice) {
             return "slice";
         }
+        if (v instanceof PyIterator iterator) {
+            return iterator.typeName();
+        }
+        if (v instanceof PyView view) {
+            return view.typeName();
+        }
         if (v instanceof Macro) {
             return "Macro";
         }
@@ -175,7 +181,10 @@ final class Py {
         if (v instanceof LoopContext loop) {
             return loop.length() > 0;
         }
-        return true;
+        if (v instanceof PyView view) {
+            return view.size() > 0;
+        }
+        return true; // generators and iterators are true even when empty
     }
 
     /** Python's str(): what {@code {{ value }}} prints. */
@@ -249,6 +258,12 @@ final class Py {
         } else if (v instanceof PySlice slice) {
             out.append("slice(").append(repr(slice.start())).append(", ").append(repr(slice.stop())).append(", ")
                     .append(repr(slice.step())).append(')');
+        } else if (v instanceof PyIterator iterator) {
+            out.append(iterator.repr());
+        } else if (v instanceof PyView view) {
+            out.append(view.typeName()).append('(');
+            appendRepr(out, view.items());
+            out.append(')');
         } else if (v instanceof BoundMethod method) {
             out.append("<built-in method ").append(method.method()).append(" of ").append(typeName(method.self()))
                     .append(" object>");
@@ -369,6 +384,9 @@ final class Py {
                 }
             }
             return true;
+        }
+        if (a instanceof PyView va && b instanceof PyView vb) {
+            return va.sameAs(vb);
         }
         if (a instanceof Map<?, ?> ma && b instanceof Map<?, ?> mb) {
             if (ma.size() != mb.size()) {
@@ -494,6 +512,18 @@ final class Py {
             return false;
         }
         if (container instanceof Undefined) {
+            return false;
+        }
+        if (container instanceof PyView view) {
+            return view.contains(item);
+        }
+        if (container instanceof PyIterator iterator) {
+            while (iterator.hasNext()) {
+                Object element = iterator.next();
+                if (element == item || eq(element, item)) {
+                    return true;
+                }
+            }
             return false;
         }
         throw ChatTemplateException.typeError("argument of type " + repr(typeName(container)) + " is not iterable");
@@ -639,7 +669,7 @@ final class Py {
                 if (divisor == 0) {
                     throw ChatTemplateException.runtime("ZeroDivisionError", "float floor division by zero");
                 }
-                return Math.floor(asDouble(a) / divisor);
+                return floatFloorDiv(asDouble(a), divisor);
             }
             BigInteger divisor = asBig(b);
             if (divisor.signum() == 0) {
@@ -655,11 +685,22 @@ final class Py {
         throw unsupported("//", a, b);
     }
 
+    /** CPython's float floor division, which works from fmod so that 1 // 0.1 is 9.0, not 10.0. */
+    private static double floatFloorDiv(double x, double y) {
+        double mod = x % y;
+        double div = (x - mod) / y;
+        if (mod != 0 && (y < 0) != (mod < 0)) {
+            div -= 1.0;
+        }
+        if (div == 0) {
+            return Math.copySign(0.0, x / y);
+        }
+        double floor = Math.floor(div);
+        return div - floor > 0.5 ? floor + 1.0 : floor;
+    }
+
     static Object mod(Object a, Object b) {
         if (a instanceof String format) {
-            if (b instanceof Undefined u) {
-                throw u.error();
-            }
             return PyFormat.percent(format, b);
         }
         failOnUndefined(a, b);
@@ -692,6 +733,9 @@ final class Py {
     static Object pow(Object a, Object b) {
         failOnUndefined(a, b);
         if (isNumber(a) && isNumber(b)) {
+            if (asDouble(a) == 0 && asDouble(b) < 0) {
+                throw ChatTemplateException.runtime("ZeroDivisionError", "0.0 cannot be raised to a negative power");
+            }
             if (isFloat(a) || isFloat(b) || asBig(b).signum() < 0) {
                 return Math.pow(asDouble(a), asDouble(b));
             }
@@ -732,10 +776,16 @@ final class Py {
 
     // ---------------------------------------------------------------- containers
 
-    /** Python's iter(): the items a for loop or a filter walks over. */
+    /** Python's iter(): the items a for loop or a filter walks over (a generator is used up). */
     static List<?> iterate(Object v) {
         if (v instanceof List<?> list) {
             return list;
+        }
+        if (v instanceof PyIterator iterator) {
+            return iterator.drain();
+        }
+        if (v instanceof PyView view) {
+            return view.items();
         }
         if (v instanceof Map<?, ?> map) {
             return new ArrayList<>(map.keySet());
@@ -749,9 +799,14 @@ final class Py {
         throw ChatTemplateException.typeError(repr(typeName(v)) + " object is not iterable");
     }
 
+    /** A lazy iter(): generators are read one item at a time, everything else via {@link #iterate}. */
+    static java.util.Iterator<?> iterator(Object v) {
+        return v instanceof PyIterator iterator ? iterator : iterate(v).iterator();
+    }
+
     static boolean isIterable(Object v) {
         return v instanceof List<?> || v instanceof Map<?, ?> || v instanceof String || v instanceof Undefined
-                || v instanceof LoopContext;
+                || v instanceof LoopContext || v instanceof PyIterator || v instanceof PyView;
     }
 
     /** Python's len(). */
@@ -770,6 +825,9 @@ final class Py {
         }
         if (v instanceof LoopContext loop) {
             return loop.length();
+        }
+        if (v instanceof PyView view) {
+            return view.size();
         }
         throw ChatTemplateException.typeError("object of type " + repr(typeName(v)) + " has no len()");
     }
@@ -844,17 +902,20 @@ final class Py {
         if (obj instanceof Undefined u) {
             throw u.error();
         }
+        if (key instanceof PySlice && !(obj instanceof List<?>) && !(obj instanceof String)) {
+            // Jinja compiles slices to plain Python subscription, without the undefined fallback.
+            throw ChatTemplateException.typeError(obj instanceof Map<?, ?> ? "unhashable type: 'slice'"
+                    : repr(typeName(obj)) + " object is not subscriptable");
+        }
         if (obj instanceof Map<?, ?> map) {
-            if (!(key instanceof PySlice)) {
-                Object value = map.get(key);
-                if (value != null || map.containsKey(key)) {
-                    return value;
-                }
-                if (isNumber(key)) {
-                    for (Map.Entry<?, ?> entry : map.entrySet()) {
-                        if (isNumber(entry.getKey()) && eq(entry.getKey(), key)) {
-                            return entry.getValue();
-                        }
+            Object value = map.get(key);
+            if (value != null || map.containsKey(key)) {
+                return value;
+            }
+            if (isNumber(key)) {
+                for (Map.Entry<?, ?> entry : map.entrySet()) {
+                    if (isNumber(entry.getKey()) && eq(entry.getKey(), key)) {
+                        return entry.getValue();
                     }
                 }
             }

@@ -294,8 +294,12 @@ final class PyFormat {
 
     /** Python's {@code format % values}: a tuple supplies several values, a dict named ones. */
     static String percent(String format, Object values) {
-        List<?> positional = values instanceof PyTuple tuple ? tuple : List.of(new Object[] {values});
+        List<?> positional = values instanceof PyTuple tuple ? tuple : java.util.Collections.singletonList(values);
         Map<?, ?> named = values instanceof Map<?, ?> map ? map : null;
+        // Python takes anything subscriptable (but a tuple or str) as a possible mapping and then does not insist
+        // that every value is used.
+        boolean mappingLike = named != null || values instanceof List<?> && !(values instanceof PyTuple)
+                || values instanceof Undefined;
         StringBuilder out = new StringBuilder();
         int next = 0;
         int i = 0;
@@ -312,6 +316,9 @@ final class PyFormat {
             boolean haveValue = false;
             if (format.charAt(i) == '(') {
                 int close = format.indexOf(')', i);
+                if (values instanceof Undefined u) {
+                    throw u.error();
+                }
                 if (named == null || close < 0) {
                     throw ChatTemplateException.typeError("format requires a mapping");
                 }
@@ -385,7 +392,7 @@ final class PyFormat {
             };
             out.append(text);
         }
-        if (named == null && next < positional.size()) {
+        if (!mappingLike && next < positional.size()) {
             throw ChatTemplateException.typeError("not all arguments converted during string formatting");
         }
         return out.toString();

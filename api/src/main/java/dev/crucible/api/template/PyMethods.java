@@ -178,15 +178,15 @@ final class PyMethods {
         switch (method) {
             case "items" -> {
                 args.bind(function, new String[0]);
-                return Py.items(map);
+                return new PyView(map, PyView.Kind.ITEMS);
             }
             case "keys" -> {
                 args.bind(function, new String[0]);
-                return new ArrayList<Object>(map.keySet());
+                return new PyView(map, PyView.Kind.KEYS);
             }
             case "values" -> {
                 args.bind(function, new String[0]);
-                return new ArrayList<Object>(map.values());
+                return new PyView(map, PyView.Kind.VALUES);
             }
             case "get" -> {
                 Object[] a = args.bind(function, new String[] {"key", "default"}, REQUIRED, NONE);

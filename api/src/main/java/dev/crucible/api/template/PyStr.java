@@ -376,7 +376,7 @@ final class PyStr {
             return false;
         }
         String window = s.substring(charIndex(s, range[0]), charIndex(s, range[1]));
-        List<?> candidates = affixes instanceof PyTuple tuple ? tuple : List.of(affixes);
+        List<?> candidates = affixes instanceof PyTuple tuple ? tuple : java.util.Collections.singletonList(affixes);
         for (Object candidate : candidates) {
             if (!(candidate instanceof String affix)) {
                 throw ChatTemplateException.typeError((ends ? "endswith" : "startswith")

@@ -111,6 +111,28 @@ class ChatTemplateValuesTest {
     }
 
     @Test
+    void filterGeneratorsAreAlwaysTrueAndUsedUpOnce() {
+        List<Object> messages = List.of(map("role", "user"), map("role", "assistant"));
+        // selectattr returns a generator: truthy even when it would yield nothing.
+        assertEquals("yes|0", render("{% if ms|selectattr('role', 'equalto', 'system') %}yes{% else %}no{% endif %}"
+                + "|{{ ms|selectattr('role', 'equalto', 'system')|list|length }}", "ms", messages));
+        assertEquals("user||[]", render("{% set u = ms|selectattr('role', 'equalto', 'user') %}"
+                + "{% for m in u %}{{ m.role }}{% endfor %}|{% for m in u %}{{ m.role }}{% endfor %}|{{ u|list }}",
+                "ms", messages));
+        ChatTemplateException noLength = assertThrows(ChatTemplateException.class,
+                () -> render("{{ ms|selectattr('role')|length }}", "ms", messages));
+        assertEquals("TypeError: object of type 'generator' has no len() (chat template line 1)",
+                noLength.getMessage());
+    }
+
+    @Test
+    void dictViewsPrintAsPythonAndCannotBeIndexed() {
+        assertEquals("dict_items([('a', 1), ('b', 2)])|['a', 'b']|True|3|2|False", render(
+                "{{ d.items() }}|{{ d.keys()|list }}|{{ 'a' in d.keys() }}|{{ d.values()|sum }}"
+                        + "|{{ d.items()|length }}|{{ d.keys()[0] is defined }}", "d", map("a", 1, "b", 2)));
+    }
+
+    @Test
     void javaNumbersAndNullsFromCallersAreAccepted() {
         assertEquals("3|None", render("{{ a + b }}|{{ c[0] }}", "a", 1, "b", 2L, "c", Arrays.asList((Object) null)));
     }
