@@ -16,6 +16,7 @@ import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.Generation;
 import java.util.List;
 import java.util.Set;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -50,6 +51,58 @@ class GoldenTest {
                         where + " after final norm");
             }
         }
+    }
+
+    /** Left padding must not change a row: the batch reproduces the goldens like the single runs. */
+    @ParameterizedTest
+    @ValueSource(strings = {"stories260k", "tiny-qwen3"})
+    void forwardOfALeftPaddedBatchMatchesGoldens(String name) {
+        Fixture fixture = Fixture.load(name);
+        try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
+             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+            ForwardResult result = BACKEND.forward(model, new ForwardRequest(fixture.prompts(), fixture.cases().size()));
+            for (int i = 0; i < fixture.cases().size(); i++) {
+                Fixture.Case golden = fixture.cases().get(i);
+                Activations activations = result.prompts().get(i);
+                String where = name + "/" + golden.name() + " in a batch";
+                assertClose(golden.firstStepLogits(), activations.logits(), fixture.logitsTolerance(), where);
+                assertRelative(golden.embeddingNorm(), norm(activations.residual(0)), fixture.normTolerance(), where);
+                assertRelative(golden.finalNormNorm(), norm(activations.finalNorm()), fixture.normTolerance(), where);
+            }
+        }
+    }
+
+    /** A row that generates a stop token ends there (keeping it); the other rows run on to max_new_tokens. */
+    @Test
+    void eachRowStopsAtItsOwnStopToken() {
+        Fixture fixture = Fixture.load("stories260k");
+        Fixture.Case first = fixture.cases().get(1);
+        Fixture.Case second = fixture.cases().get(2);
+        int stop = first.generatedIds()[5];
+        int firstStop = indexOf(first.generatedIds(), stop);
+        int secondStop = indexOf(second.generatedIds(), stop);
+        int budget = 40;
+        try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
+             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+            DecodeRequest request = new DecodeRequest(List.of(first.promptIds(), second.promptIds()), budget,
+                    Set.of(stop), DecodeRequest.defaultPadToken(fixture.config()), 2);
+            List<Generation> generations = BACKEND.decode(model, request).generations();
+            assertArrayEquals(java.util.Arrays.copyOf(first.generatedIds(), firstStop + 1),
+                    generations.get(0).tokens());
+            assertTrue(generations.get(0).stopped());
+            int secondLength = secondStop >= 0 && secondStop < budget ? secondStop + 1 : budget;
+            assertArrayEquals(java.util.Arrays.copyOf(second.generatedIds(), secondLength), generations.get(1).tokens());
+            assertEquals(secondLength < budget, generations.get(1).stopped());
+        }
+    }
+
+    private static int indexOf(int[] values, int value) {
+        for (int i = 0; i < values.length; i++) {
+            if (values[i] == value) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     @ParameterizedTest

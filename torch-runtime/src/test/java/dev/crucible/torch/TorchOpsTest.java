@@ -1,0 +1,91 @@
+package dev.crucible.torch;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.Comparison;
+import dev.crucible.api.tensor.Tensor;
+import dev.crucible.api.tensor.TensorScope;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Op semantics the model definition relies on, checked against arithmetic done by hand. */
+class TorchOpsTest {
+
+    private static TorchOps ops;
+
+    @BeforeAll
+    static void open() {
+        TorchRuntime.setThreads(1);
+        ops = new TorchOps("cpu", true);
+    }
+
+    @AfterAll
+    static void close() {
+        ops.close();
+    }
+
+    @Test
+    void argmaxTakesTheLowestIndexOnTies() {
+        try (TensorScope scope = ops.openScope()) {
+            Tensor x = ops.constant(new float[] {1, 3, 3, 0, 5, 5, 5, 2}, 2, 4);
+            assertArrayEquals(new long[] {1, 0}, ops.readLongs(ops.argmax(x, -1)));
+        }
+    }
+
+    @Test
+    void groupedAttentionMatchesHandArithmetic() {
+        try (TensorScope scope = ops.openScope()) {
+            // Two query heads on one key/value head, two keys; the second query may see only the first key.
+            Tensor q = ops.constant(new float[] {1, 0, 0, 1, 2, 0, 0, 0}, 1, 2, 2, 2);
+            Tensor k = ops.constant(new float[] {1, 0, 0, 1}, 1, 1, 2, 2);
+            Tensor v = ops.constant(new float[] {10, 0, 0, 20}, 1, 1, 2, 2);
+            Tensor allowed = ops.compare(ops.constant(new long[] {0, 1}, 1, 1, 1, 2),
+                    ops.constant(new long[] {1, 0}, 1, 1, 2, 1), Comparison.LESS_OR_EQUAL);
+            float[] out = ops.readFloats(ops.attention(q, k, v, allowed, 1.0));
+            // head 0, query 0 = [1, 0] sees both keys: scores (1, 0) -> weights (e/(e+1), 1/(e+1)).
+            double w = Math.E / (Math.E + 1);
+            assertEquals(10 * w, out[0], 1e-5);
+            assertEquals(20 * (1 - w), out[1], 1e-5);
+            // head 0, query 1 sees key 0 only.
+            assertEquals(10, out[2], 1e-5);
+            assertEquals(0, out[3], 1e-5);
+            // head 1, query 0 = [2, 0]: scores (2, 0).
+            double w2 = Math.exp(2) / (Math.exp(2) + 1);
+            assertEquals(10 * w2, out[4], 1e-5);
+            assertEquals(20 * (1 - w2), out[5], 1e-5);
+        }
+    }
+
+    @Test
+    void writeSlotsUpdatesTheCacheInPlace() {
+        Tensor cache = ops.retain(ops.zeros(DType.F32, 1, 1, 4, 2));
+        try (TensorScope scope = ops.openScope()) {
+            Tensor written = ops.writeSlots(cache, 2, ops.constant(new long[] {1, 3}, 2),
+                    ops.constant(new float[] {1, 2, 3, 4}, 1, 1, 2, 2));
+            assertSame(cache, written);
+        }
+        try (TensorScope scope = ops.openScope()) {
+            assertArrayEquals(new float[] {0, 0, 1, 2, 0, 0, 3, 4}, ops.readFloats(cache));
+        } finally {
+            ops.release(cache);
+        }
+    }
+
+    @Test
+    void halfPrecisionRmsNormNormalizesInFloat32ThenScales() {
+        try (TensorScope scope = ops.openScope()) {
+            Tensor x = ops.cast(ops.constant(new float[] {3, 4}, 1, 2), DType.BF16);
+            Tensor weight = ops.cast(ops.constant(new float[] {2, 0.5f}, 2), DType.BF16);
+            Tensor normed = ops.rmsNorm(x, weight, 0);
+            assertEquals(DType.BF16, normed.dtype());
+            double rms = Math.sqrt((9 + 16) / 2.0);
+            float[] out = ops.readFloats(normed);
+            assertEquals(2 * 3 / rms, out[0], 2e-2);
+            assertEquals(0.5 * 4 / rms, out[1], 1e-2);
+        }
+    }
+}
