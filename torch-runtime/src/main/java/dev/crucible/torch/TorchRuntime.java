@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.bytedeco.javacpp.Loader;
 import org.bytedeco.pytorch.global.torch;
@@ -23,6 +24,12 @@ import org.bytedeco.pytorch.global.torch;
  * ({@link Loader#cacheResources}) and only then loads. It must first run on the main thread and through the
  * application class loader: a second class loader loading JavaCPP aborts the JVM, so a copy of JavaCPP inside a
  * plugin jar is refused with a message instead.
+ *
+ * <p>Before JavaCPP initializes, {@link #load()} also turns off its garbage-collector-driven memory limits
+ * ({@code org.bytedeco.javacpp.maxBytes} and {@code maxPhysicalBytes}, unless set by the user): every tensor here has
+ * an owner that frees it, and those limits check the process's resident memory on every allocation (a quarter
+ * of decode time on small models) and throw OutOfMemoryError once weights held by libtorch pass
+ * {@code 4 × -Xmx}, which a large model on the CPU does.
  */
 public final class TorchRuntime {
 
@@ -46,6 +53,11 @@ public final class TorchRuntime {
                 throw new IllegalStateException("libtorch must first be loaded on the main thread, not on '"
                         + Thread.currentThread().getName() + "'; call TorchRuntime.load() from main before using a"
                         + " torch backend elsewhere");
+            }
+            for (String limit : new String[] {"org.bytedeco.javacpp.maxBytes", "org.bytedeco.javacpp.maxPhysicalBytes"}) {
+                if (System.getProperty(limit) == null && System.getProperty(limit.toLowerCase(Locale.ROOT)) == null) {
+                    System.setProperty(limit, "0");
+                }
             }
             if (torch.class.getClassLoader() != TorchRuntime.class.getClassLoader()) {
                 throw new IllegalStateException("JavaCPP's torch classes come from " + torch.class.getClassLoader()

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.bytedeco.javacpp.Loader;
+import org.bytedeco.javacpp.Pointer;
 import org.junit.jupiter.api.Test;
 
 class TorchRuntimeTest {
@@ -16,6 +17,13 @@ class TorchRuntimeTest {
         if (Loader.getPlatform().startsWith("linux")) {
             assertTrue(blasSized, "libtorch on Linux links OpenBLAS, whose pool must follow the thread count");
         }
+    }
+
+    @Test
+    void javacppMemoryLimitsThatPollResidentMemoryAreOff() {
+        TorchRuntime.load();
+        assertEquals(0, Pointer.maxBytes());
+        assertEquals(0, Pointer.maxPhysicalBytes());
     }
 
     @Test
