@@ -23,19 +23,19 @@ import java.util.Objects;
 public final class ChatTemplate {
 
     private static final int CACHE_SIZE = 32;
-    private static final Map<String, List<Stmt>> COMPILED = Collections.synchronizedMap(
+    private static final Map<String, Parser.TemplateBody> COMPILED = Collections.synchronizedMap(
             new LinkedHashMap<>(CACHE_SIZE, 0.75f, true) {
                 @Override
-                protected boolean removeEldestEntry(Map.Entry<String, List<Stmt>> eldest) {
+                protected boolean removeEldestEntry(Map.Entry<String, Parser.TemplateBody> eldest) {
                     return size() > CACHE_SIZE;
                 }
             });
 
     private final String source;
-    private final List<Stmt> body;
+    private final Parser.TemplateBody body;
     private final Clock clock;
 
-    private ChatTemplate(String source, List<Stmt> body, Clock clock) {
+    private ChatTemplate(String source, Parser.TemplateBody body, Clock clock) {
         this.source = source;
         this.body = body;
         this.clock = clock;
@@ -59,7 +59,7 @@ public final class ChatTemplate {
     public static ChatTemplate compile(String source, Clock clock) {
         Objects.requireNonNull(source, "source is null");
         Objects.requireNonNull(clock, "clock is null");
-        List<Stmt> body = COMPILED.get(source);
+        Parser.TemplateBody body = COMPILED.get(source);
         if (body == null) {
             try {
                 body = Parser.parse(source);
@@ -88,7 +88,9 @@ public final class ChatTemplate {
         Objects.requireNonNull(variables, "variables is null");
         RenderState state = new RenderState(clock, 1024);
         try {
-            Stmt.run(body, Scope.root(state, variables));
+            Scope root = Scope.root(state, variables);
+            body.frame().bindMissing(root);
+            Stmt.run(body.statements(), root);
         } catch (StackOverflowError e) {
             // Deep macro recursion on a small thread stack: report it like Python's recursion limit.
             throw ChatTemplateException.runtime("RecursionError", "maximum recursion depth exceeded");

@@ -236,10 +236,10 @@ sealed interface Expr {
     }
 
     /** The rendered text of a statement body, run in its own scope: the value of set and filter blocks. */
-    record BlockOutput(List<Stmt> body) implements Expr {
+    record BlockOutput(List<Stmt> body, FrameEntry frame) implements Expr {
         @Override
         public Object eval(Scope scope) {
-            Scope inner = scope.child();
+            Scope inner = frame.enter(scope);
             return scope.state.capture(() -> Stmt.run(body, inner));
         }
     }

@@ -21,7 +21,7 @@ final class Macro implements TemplateCallable {
      * @param usesCaller whether the body reads {@code caller}
      */
     record Signature(String name, List<String> parameters, List<Expr> defaults, List<Stmt> body,
-                     boolean catchesVarargs, boolean catchesKwargs, boolean usesCaller) {
+                     boolean catchesVarargs, boolean catchesKwargs, boolean usesCaller, FrameEntry frame) {
     }
 
     private final Signature signature;
@@ -39,7 +39,7 @@ final class Macro implements TemplateCallable {
 
     @Override
     public Object call(RenderState state, Arguments arguments) {
-        Scope scope = closure.child();
+        Scope scope = signature.frame().enter(closure);
         List<String> parameters = signature.parameters();
         List<Object> positional = arguments.positional();
         if (positional.size() > parameters.size() && !signature.catchesVarargs()) {

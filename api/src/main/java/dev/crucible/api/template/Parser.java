@@ -41,7 +41,11 @@ final class Parser {
         this.tokens = tokens;
     }
 
-    static List<Stmt> parse(String source) {
+    /** A parsed template: its statements and how its top-level frame starts. */
+    record TemplateBody(List<Stmt> statements, FrameEntry frame) {
+    }
+
+    static TemplateBody parse(String source) {
         Parser parser = new Parser(Lexer.tokenize(source));
         List<Stmt> body = parser.subparse(List.of());
         if (parser.current().kind() != Kind.EOF) {
@@ -53,7 +57,9 @@ final class Parser {
                         unknown.line());
             }
         }
-        return body;
+        FrameEntry root = new FrameEntry();
+        ScopeAnalysis.analyze(body, root);
+        return new TemplateBody(body, root);
     }
 
     // ---------------------------------------------------------------- token stream
@@ -202,7 +208,8 @@ final class Parser {
             case "with" -> List.of(parseWith());
             case "generation" -> {
                 next();
-                yield List.of(new Stmt.Scoped(parseInnerStatements(List.of("endgeneration"), true), line));
+                yield List.of(new Stmt.Scoped(parseInnerStatements(List.of("endgeneration"), true), new FrameEntry(),
+                        line));
             }
             case "block" -> {
                 next();
@@ -211,7 +218,7 @@ final class Parser {
                 skipName("required");
                 List<Stmt> body = parseInnerStatements(List.of("endblock"), true);
                 skipName(name);
-                yield List.of(new Stmt.Block(body, scoped, line));
+                yield List.of(new Stmt.Block(body, scoped, new FrameEntry(), line));
             }
             case "print" -> {
                 next();
@@ -305,7 +312,8 @@ final class Parser {
         if (next().text().equals("else")) {
             otherwise = parseInnerStatements(List.of("endfor"), true);
         }
-        return new Stmt.For(target, iterable, filter, recursive, body, otherwise, line);
+        return new Stmt.For(target, iterable, filter, recursive, body, new FrameEntry(), otherwise, new FrameEntry(),
+                line);
     }
 
     private Stmt parseSet() {
@@ -316,7 +324,7 @@ final class Parser {
         }
         List<FilterCall> filters = parseFilterCalls(false);
         List<Stmt> body = parseInnerStatements(List.of("endset"), true);
-        return new Stmt.Assign(target, applyFilters(new Expr.BlockOutput(body), filters), line);
+        return new Stmt.Assign(target, applyFilters(new Expr.BlockOutput(body, new FrameEntry()), filters), line);
     }
 
     private Stmt parseMacro() {
@@ -396,14 +404,14 @@ final class Parser {
             loopDepth = savedLoopDepth;
         }
         return new Macro.Signature(name, parameters, defaults, body, used.contains("varargs"),
-                used.contains("kwargs"), used.contains("caller"));
+                used.contains("kwargs"), used.contains("caller"), new FrameEntry());
     }
 
     private Stmt parseFilterBlock() {
         int line = next().line();
         List<FilterCall> filters = parseFilterCalls(true);
         List<Stmt> body = parseInnerStatements(List.of("endfilter"), true);
-        return new Stmt.Print(applyFilters(new Expr.BlockOutput(body), filters), line);
+        return new Stmt.Print(applyFilters(new Expr.BlockOutput(body, new FrameEntry()), filters), line);
     }
 
     private Stmt parseWith() {
@@ -418,7 +426,8 @@ final class Parser {
             expectOperator("=");
             values.add(parseExpression(true));
         }
-        return new Stmt.With(targets, values, parseInnerStatements(List.of("endwith"), true), line);
+        return new Stmt.With(targets, values, parseInnerStatements(List.of("endwith"), true), new FrameEntry(),
+                line);
     }
 
     private Target parseAssignTarget(List<String> extraEndNames, boolean withNamespace) {

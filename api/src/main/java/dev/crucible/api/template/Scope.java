@@ -11,6 +11,9 @@ import java.util.Map;
  */
 final class Scope {
 
+    /** Bound by {@link FrameEntry} for names a frame owns but has not assigned yet: they read as undefined. */
+    static final Object MISSING = new Object();
+
     final RenderState state;
     private final Scope parent;
     private Map<String, Object> variables;
@@ -44,6 +47,9 @@ final class Scope {
             Map<String, Object> vars = scope.variables;
             if (vars != null) {
                 Object value = vars.get(name);
+                if (value == MISSING) {
+                    return Undefined.variable(name);
+                }
                 if (value != null || vars.containsKey(name)) {
                     return value;
                 }

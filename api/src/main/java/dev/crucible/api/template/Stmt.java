@@ -70,8 +70,8 @@ sealed interface Stmt {
      * {@code loop.last} and {@code loop.length} count only the items that pass. The else body runs when no item
      * was visited.
      */
-    record For(Target target, Expr iterable, Expr filter, boolean recursive, List<Stmt> body, List<Stmt> otherwise,
-               int line) implements Stmt {
+    record For(Target target, Expr iterable, Expr filter, boolean recursive, List<Stmt> body, FrameEntry bodyFrame,
+               List<Stmt> otherwise, FrameEntry elseFrame, int line) implements Stmt {
         @Override
         public Flow exec(Scope scope) {
             loop(scope, iterable.eval(scope), 0);
@@ -94,7 +94,7 @@ sealed interface Stmt {
             LoopContext loop = new LoopContext(items, depth0, !recursive ? null
                     : children -> scope.state.capture(() -> loop(scope, children, depth0 + 1)));
             for (int i = 0; i < items.size(); i++) {
-                Scope iteration = scope.child();
+                Scope iteration = bodyFrame.enter(scope);
                 target.assign(iteration, items.get(i));
                 loop.advanceTo(i);
                 iteration.set("loop", loop);
@@ -103,7 +103,7 @@ sealed interface Stmt {
                 }
             }
             if (items.isEmpty()) {
-                run(otherwise, scope.child());
+                run(otherwise, elseFrame.enter(scope));
             }
         }
     }
@@ -142,10 +142,11 @@ sealed interface Stmt {
     }
 
     /** {@code {% with a = 1 %}...{% endwith %}}: values computed outside, bound in a scope of their own. */
-    record With(List<Target> targets, List<Expr> values, List<Stmt> body, int line) implements Stmt {
+    record With(List<Target> targets, List<Expr> values, List<Stmt> body, FrameEntry frame, int line)
+            implements Stmt {
         @Override
         public Flow exec(Scope scope) {
-            Scope inner = scope.child();
+            Scope inner = frame.enter(scope);
             for (int i = 0; i < targets.size(); i++) {
                 targets.get(i).assign(inner, values.get(i).eval(scope));
             }
@@ -154,10 +155,10 @@ sealed interface Stmt {
     }
 
     /** A body with a scope of its own and no other effect, such as transformers' {@code {% generation %}}. */
-    record Scoped(List<Stmt> body, int line) implements Stmt {
+    record Scoped(List<Stmt> body, FrameEntry frame, int line) implements Stmt {
         @Override
         public Flow exec(Scope scope) {
-            return run(body, scope.child());
+            return run(body, frame.enter(scope));
         }
     }
 
@@ -165,10 +166,10 @@ sealed interface Stmt {
      * {@code {% block name %}} in a template that extends nothing: rendered in place, seeing the template's
      * top-level variables but (unless {@code scoped}) not those of enclosing loops.
      */
-    record Block(List<Stmt> body, boolean scoped, int line) implements Stmt {
+    record Block(List<Stmt> body, boolean scoped, FrameEntry frame, int line) implements Stmt {
         @Override
         public Flow exec(Scope scope) {
-            run(body, (scoped ? scope : scope.root()).child());
+            run(body, frame.enter(scoped ? scope : scope.root()));
             return Flow.NORMAL;
         }
     }

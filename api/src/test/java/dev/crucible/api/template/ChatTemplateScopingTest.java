@@ -47,6 +47,22 @@ class ChatTemplateScopingTest {
     }
 
     @Test
+    void aNameTheTemplateAssignsLaterIsUndefinedBeforeThatAssignmentRuns() {
+        // Jinja decides at compile time that "a" belongs to the template body (its first use there is an
+        // assignment), so the loop and the macro that run earlier do not see the render variable of that name.
+        assertEquals("[]9", render("{% for i in [1] %}[{{ a }}]{% endfor %}{% set a = 9 %}{{ a }}", "a", "A"));
+        assertEquals("[][9]", render("{% macro m() %}[{{ a }}]{% endmacro %}{{ m() }}{% set a = 9 %}{{ m() }}",
+                "a", "A"));
+        // Read first, or assigned only conditionally: looked up as usual.
+        assertEquals("A[A]9", render("{{ a }}{% for i in [1] %}[{{ a }}]{% endfor %}{% set a = 9 %}{{ a }}",
+                "a", "A"));
+        assertEquals("[A]", render("{% for i in [1] %}[{{ a }}]{% endfor %}{% if true %}{% set a = 1 %}"
+                + "{% else %}{% set a = 2 %}{% endif %}", "a", "A"));
+        assertEquals("[][]", render("{% for i in [1, 2] %}{% for j in [1] %}[{{ a }}]{% endfor %}{% set a = 5 %}"
+                + "{% endfor %}", "a", "A"));
+    }
+
+    @Test
     void macrosSeeTopLevelVariablesAtCallTime() {
         assertEquals("1-2-9|1-3-9", render("{% macro m(a, b=2) %}{{ a }}-{{ b }}-{{ x }}{% endmacro %}"
                 + "{% set x = 9 %}{{ m(1) }}|{{ m(1, b=3) }}"));
