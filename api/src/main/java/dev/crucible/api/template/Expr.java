@@ -139,14 +139,14 @@ sealed interface Expr {
     record Negate(Expr operand) implements Expr {
         @Override
         public Object eval(Scope scope) {
-            return Py.negate(operand.eval(scope));
+            return PyArithmetic.negate(operand.eval(scope));
         }
     }
 
     record Plus(Expr operand) implements Expr {
         @Override
         public Object eval(Scope scope) {
-            return Py.plus(operand.eval(scope));
+            return PyArithmetic.plus(operand.eval(scope));
         }
     }
 
@@ -155,13 +155,13 @@ sealed interface Expr {
 
         Object apply(Object a, Object b) {
             return switch (this) {
-                case ADD -> Py.add(a, b);
-                case SUB -> Py.sub(a, b);
-                case MUL -> Py.mul(a, b);
-                case DIV -> Py.truediv(a, b);
-                case FLOORDIV -> Py.floordiv(a, b);
-                case MOD -> Py.mod(a, b);
-                case POW -> Py.pow(a, b);
+                case ADD -> PyArithmetic.add(a, b);
+                case SUB -> PyArithmetic.sub(a, b);
+                case MUL -> PyArithmetic.mul(a, b);
+                case DIV -> PyArithmetic.truediv(a, b);
+                case FLOORDIV -> PyArithmetic.floordiv(a, b);
+                case MOD -> PyArithmetic.mod(a, b);
+                case POW -> PyArithmetic.pow(a, b);
             };
         }
     }

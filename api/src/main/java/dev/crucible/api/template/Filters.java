@@ -41,8 +41,8 @@ final class Filters {
             if (!Py.isNumber(v)) {
                 throw ChatTemplateException.typeError("bad operand type for abs(): " + Py.repr(Py.typeName(v)));
             }
-            return Py.isFloat(v) ? (Object) Math.abs(Py.asDouble(v)) : Py.compare("<", v, 0L) ? Py.negate(v)
-                    : Py.plus(v);
+            return Py.isFloat(v) ? (Object) Math.abs(Py.asDouble(v)) : Py.compare("<", v, 0L) ? PyArithmetic.negate(v)
+                    : PyArithmetic.plus(v);
         });
         FILTERS.put("attr", (st, v, a) -> {
             Object name = a.bind("attr", new String[] {"name"}, REQUIRED)[0];
@@ -196,7 +196,7 @@ final class Filters {
             }
             Object total = p[1];
             for (Object item : items) {
-                total = Py.add(total, item);
+                total = PyArithmetic.add(total, item);
             }
             return total;
         });
@@ -606,7 +606,7 @@ final class Filters {
         }
         if (method.equals("common")) {
             if (!Py.isFloat(value)) {
-                return Py.plus(value);
+                return PyArithmetic.plus(value);
             }
             double d = Py.asDouble(value);
             if (Double.isNaN(d) || Double.isInfinite(d)) {

@@ -24,7 +24,9 @@ import java.util.regex.Pattern;
  */
 final class Lexer {
 
-    enum Kind { DATA, VARIABLE_BEGIN, VARIABLE_END, BLOCK_BEGIN, BLOCK_END, NAME, STRING, INTEGER, FLOAT, OPERATOR, EOF }
+    enum Kind {
+        DATA, VARIABLE_BEGIN, VARIABLE_END, BLOCK_BEGIN, BLOCK_END, NAME, STRING, INTEGER, FLOAT, OPERATOR, EOF
+    }
 
     record Token(Kind kind, String text, Object value, int line) {
         boolean isName(String name) {

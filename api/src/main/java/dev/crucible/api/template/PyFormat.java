@@ -381,9 +381,11 @@ final class PyFormat {
                     }
                     boolean integral = "xXo".indexOf(type) >= 0;
                     if (integral && Py.isFloat(value)) {
-                        throw ChatTemplateException.typeError("%" + type + " format: an integer is required, not float");
+                        throw ChatTemplateException.typeError("%" + type
+                                + " format: an integer is required, not float");
                     }
-                    yield applySpec(integral ? value : (Object) Py.asDouble(value), (integral ? layout : spec) + type);
+                    yield applySpec(integral ? value : (Object) Py.asDouble(value),
+                            (integral ? layout : spec) + type);
                 }
                 case 'c' -> applySpec(value instanceof String s ? s
                         : Character.toString((int) Py.asLong(value)), spec);

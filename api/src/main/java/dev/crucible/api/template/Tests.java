@@ -36,9 +36,9 @@ final class Tests {
         TESTS.put("escaped", (v, a) -> false);
         TESTS.put("lower", (v, a) -> PyStr.isLower(Py.str(v)));
         TESTS.put("upper", (v, a) -> PyStr.isUpper(Py.str(v)));
-        TESTS.put("odd", (v, a) -> Py.eq(Py.mod(v, 2L), 1L));
-        TESTS.put("even", (v, a) -> Py.eq(Py.mod(v, 2L), 0L));
-        TESTS.put("divisibleby", (v, a) -> Py.eq(Py.mod(v, one("divisibleby", a, "num")), 0L));
+        TESTS.put("odd", (v, a) -> Py.eq(PyArithmetic.mod(v, 2L), 1L));
+        TESTS.put("even", (v, a) -> Py.eq(PyArithmetic.mod(v, 2L), 0L));
+        TESTS.put("divisibleby", (v, a) -> Py.eq(PyArithmetic.mod(v, one("divisibleby", a, "num")), 0L));
         TESTS.put("sameas", (v, a) -> {
             Object other = one("sameas", a, "other");
             return v == other || (v instanceof Boolean && v.equals(other))

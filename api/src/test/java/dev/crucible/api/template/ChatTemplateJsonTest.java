@@ -17,7 +17,8 @@ class ChatTemplateJsonTest {
 
     @Test
     void compactFormUsesPythonSeparatorsAndEscapesOnlyQuotesBackslashesAndControls() {
-        assertEquals("{\"name\": \"get_weather\", \"description\": \"°C \\\"Zürich\\\" <b>&</b> 😀\\\\\\n\\t\\u0001\u007f\", "
+        assertEquals("{\"name\": \"get_weather\", "
+                + "\"description\": \"°C \\\"Zürich\\\" <b>&</b> 😀\\\\\\n\\t\\u0001\u007f\", "
                 + "\"parameters\": {\"required\": [\"location\"], \"empty\": {}, \"none\": [null, 1.5, true]}}",
                 render("{{ t|tojson }}", "t", tool));
     }
@@ -37,7 +38,8 @@ class ChatTemplateJsonTest {
     @Test
     void optionsOfJsonDumps() {
         assertEquals("{\"a\":1,\"b\":2}|{\"a\": 1, \"b\": 2}|\"\\u00e9\\ud83d\\ude00\"", render(
-                "{{ x|tojson(separators=(',', ':')) }}|{{ y|tojson(sort_keys=true) }}|{{ 'é😀'|tojson(ensure_ascii=true) }}",
+                "{{ x|tojson(separators=(',', ':')) }}|{{ y|tojson(sort_keys=true) }}"
+                        + "|{{ 'é😀'|tojson(ensure_ascii=true) }}",
                 "x", map("a", 1, "b", 2), "y", map("b", 2, "a", 1)));
     }
 

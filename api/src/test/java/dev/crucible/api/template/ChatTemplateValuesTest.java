@@ -41,8 +41,8 @@ class ChatTemplateValuesTest {
         assertEquals("True|True|a b|a|\nx", render("{{ 'Hello'.startswith('He') }}|{{ 'Hello'.endswith(('x', 'lo')) }}"
                 + "|{{ '  a b  '.strip() }}|{{ 'xxaxx'.strip('x') }}|{{ '\\n\\nx\\n'.strip('\\n').rjust(2, '\\n') }}"));
         assertEquals("c|['a', 'b', '', 'c']|['a', 'b c']|They'Re 3Rd", render(
-                "{{ 'a</think>b</think>c'.split('</think>')[-1] }}|{{ 'a,b,,c'.split(',') }}|{{ ' a  b c'.split(None, 1) }}"
-                        + "|{{ \"they're 3rd\".title() }}"));
+                "{{ 'a</think>b</think>c'.split('</think>')[-1] }}|{{ 'a,b,,c'.split(',') }}"
+                        + "|{{ ' a  b c'.split(None, 1) }}|{{ \"they're 3rd\".title() }}"));
         // Python's whitespace includes U+00A0, Java's String.strip() does not.
         assertEquals("[x]", render("[{{ s.strip() }}]", "s", "\u00a0x\u2003"));
     }
