@@ -13,8 +13,9 @@ import java.util.Set;
  * <p>Values are {@code String}, integers ({@code Long}; {@code Integer}, {@code Short}, {@code Byte} and
  * {@code BigInteger} from callers are accepted), floats ({@code Double}; {@code Float} and {@code BigDecimal}
  * accepted), {@code Boolean}, {@code List} (a {@link PyTuple} is a tuple), {@code Map} (iteration order is the
- * dict's order), {@code null} for None, {@link Undefined}, {@link Namespace}, {@link LoopContext} and
- * {@link TemplateCallable}. Strings are indexed, sliced and measured in code points, as Python does.
+ * dict's order), {@code null} for None, {@link Undefined}, {@link Namespace}, {@link LoopContext},
+ * {@link TemplateCallable}, and the lazy {@link PyIterator} and {@link PyView} that some filters and dict methods
+ * return. Strings are indexed, sliced and measured in code points, as Python does.
  */
 final class Py {
 
@@ -22,17 +23,17 @@ final class Py {
     private static final BigInteger LONG_MAX = BigInteger.valueOf(Long.MAX_VALUE);
 
     /** Dict methods a template may call; attribute lookup prefers them over keys of the same name. */
-    static final Set<String> DICT_METHODS = Set.of("items", "keys", "values", "get", "copy");
+    private static final Set<String> DICT_METHODS = Set.of("items", "keys", "values", "get", "copy");
     /** Mutating dict methods: the immutable sandbox refuses them. */
     private static final Set<String> DICT_UNSAFE = Set.of("clear", "pop", "popitem", "setdefault", "update");
-    static final Set<String> LIST_METHODS = Set.of("index", "count", "copy");
+    private static final Set<String> LIST_METHODS = Set.of("index", "count", "copy");
     private static final Set<String> LIST_UNSAFE = Set.of("append", "reverse", "insert", "sort", "extend", "remove",
             "pop", "clear");
-    static final Set<String> STR_METHODS = Set.of("startswith", "endswith", "strip", "lstrip", "rstrip", "split",
+    private static final Set<String> STR_METHODS = Set.of("startswith", "endswith", "strip", "lstrip", "rstrip", "split",
             "rsplit", "splitlines", "replace", "upper", "lower", "title", "capitalize", "swapcase", "casefold",
             "find", "rfind", "index", "rindex", "count", "join", "isdigit", "isdecimal", "isnumeric", "isalpha",
             "isalnum", "isspace", "islower", "isupper", "istitle", "zfill", "center", "ljust", "rjust",
-            "partition", "rpartition", "removeprefix", "removesuffix", "format", "expandtabs");
+            "partition", "rpartition", "removeprefix", "removesuffix", "format");
 
     private Py() {
     }
