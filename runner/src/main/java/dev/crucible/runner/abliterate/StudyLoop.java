@@ -1,0 +1,89 @@
+package dev.crucible.runner.abliterate;
+
+import dev.crucible.api.scoring.Score;
+import dev.crucible.api.scoring.Scorer;
+import dev.crucible.api.scoring.ScoringContext;
+import dev.crucible.runner.study.FrozenTrial;
+import dev.crucible.runner.study.Objective;
+import dev.crucible.runner.study.Study;
+import dev.crucible.runner.study.StudyJournal;
+import dev.crucible.runner.study.Trial;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Runs trials until the study holds {@code targetTrials} finished trials or a stop is requested: ask the sampler,
+ * apply the edit, score it with every scorer, tell the study and append the trial to the journal (flushed and
+ * fsynced, so a kill loses at most the trial in flight). A stop request is honoured between trials.
+ */
+public final class StudyLoop {
+    /** A configured scorer and the objective it feeds. */
+    public record ScorerInstance(Scorer scorer, Objective objective) {
+        public ScorerInstance {
+            Objects.requireNonNull(scorer, "scorer is null");
+            Objects.requireNonNull(objective, "objective is null");
+        }
+    }
+
+    /** What the loop reports as it goes. */
+    public interface Listener {
+        void trialStarted(int number, AblationParameters parameters);
+
+        void trialFinished(FrozenTrial trial, AblationParameters parameters);
+    }
+
+    private final Abliterator abliterator;
+    private final List<ScorerInstance> scorers;
+    private final SearchSpace space;
+    private final AtomicBoolean stopRequested;
+
+    public StudyLoop(Abliterator abliterator, List<ScorerInstance> scorers, AtomicBoolean stopRequested) {
+        this.abliterator = abliterator;
+        this.scorers = List.copyOf(scorers);
+        this.space = new SearchSpace(abliterator.numLayers());
+        this.stopRequested = stopRequested;
+    }
+
+    public SearchSpace space() {
+        return space;
+    }
+
+    /** Every scorer's baseline on the unedited model, in scorer order. */
+    public List<Score> baselines() {
+        ScoringContext base = abliterator.baseContext();
+        List<Score> out = new ArrayList<>();
+        for (ScorerInstance s : scorers) {
+            out.add(s.scorer().baseline(base));
+        }
+        abliterator.freezeBase();
+        return out;
+    }
+
+    /** Runs until the study has {@code targetTrials} trials; returns the trials this call finished. */
+    public List<FrozenTrial> run(Study study, StudyJournal journal, int targetTrials, Listener listener) {
+        List<FrozenTrial> finished = new ArrayList<>();
+        while (study.trials().size() < targetTrials && !stopRequested.get()) {
+            Trial trial = study.ask();
+            AblationParameters parameters = space.suggest(trial);
+            listener.trialStarted(trial.number(), parameters);
+            ScoringContext context = abliterator.apply(parameters);
+            List<Score> scores = new ArrayList<>();
+            for (ScorerInstance s : scorers) {
+                scores.add(s.scorer().score(context));
+            }
+            FrozenTrial done = study.tell(trial, scores);
+            try {
+                journal.append(done);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot append trial " + done.number() + " to " + journal.file(), e);
+            }
+            finished.add(done);
+            listener.trialFinished(done, parameters);
+        }
+        return finished;
+    }
+}

@@ -1,0 +1,77 @@
+package dev.crucible.runner.export;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.crucible.api.io.SafetensorsWriter;
+import dev.crucible.api.io.StagedFolder;
+import dev.crucible.api.io.WritableTensor;
+import dev.crucible.api.model.LoraFactors;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * Writes LoRA adapters in the PEFT layout, so {@code PeftModel.from_pretrained(base, dir)} loads them:
+ * {@code adapter_model.safetensors} with keys {@code base_model.model.<module>.lora_A.weight} /
+ * {@code lora_B.weight}, and {@code adapter_config.json}. Target modules are listed by full name, so PEFT attaches
+ * adapters exactly where there are weights for them (abliteration edits differ from layer to layer).
+ */
+public final class PeftAdapterWriter {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    /** What adapter_config.json says besides the modules. */
+    public record Config(String baseModel, int rank, double alpha, double dropout, List<String> targetModules) { }
+
+    private PeftAdapterWriter() {
+    }
+
+    public static void write(Path out, boolean force, Map<String, LoraFactors> adapters, Config config, Consumer<Path> extraFiles) {
+        try (StagedFolder staged = StagedFolder.begin(out, force)) {
+            List<WritableTensor> tensors = new ArrayList<>();
+            for (Map.Entry<String, LoraFactors> e : adapters.entrySet()) {
+                String prefix = "base_model.model." + e.getKey();
+                tensors.add(rename(prefix + ".lora_A.weight", WritableTensor.of(e.getValue().a())));
+                tensors.add(rename(prefix + ".lora_B.weight", WritableTensor.of(e.getValue().b())));
+            }
+            SafetensorsWriter.write(staged.path().resolve("adapter_model.safetensors"), tensors, Map.of("format", "pt"));
+            JSON.writeValue(staged.path().resolve("adapter_config.json").toFile(), adapterConfig(config));
+            extraFiles.accept(staged.path());
+            staged.commit();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static WritableTensor rename(String name, WritableTensor tensor) {
+        return new WritableTensor(name, tensor.dtype(), tensor.shape(), tensor.bytes());
+    }
+
+    static Map<String, Object> adapterConfig(Config config) {
+        Map<String, Object> c = new LinkedHashMap<>();
+        c.put("peft_type", "LORA");
+        c.put("task_type", "CAUSAL_LM");
+        c.put("base_model_name_or_path", config.baseModel());
+        c.put("revision", null);
+        c.put("r", config.rank());
+        c.put("lora_alpha", config.alpha());
+        c.put("lora_dropout", config.dropout());
+        c.put("target_modules", config.targetModules());
+        c.put("bias", "none");
+        c.put("fan_in_fan_out", false);
+        c.put("inference_mode", true);
+        c.put("init_lora_weights", true);
+        c.put("modules_to_save", null);
+        c.put("layers_to_transform", null);
+        c.put("layers_pattern", null);
+        c.put("rank_pattern", Map.of());
+        c.put("alpha_pattern", Map.of());
+        c.put("use_rslora", false);
+        c.put("use_dora", false);
+        return c;
+    }
+}
