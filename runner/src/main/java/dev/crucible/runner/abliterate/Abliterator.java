@@ -5,7 +5,6 @@ import dev.crucible.api.model.Activations;
 import dev.crucible.api.model.DType;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ForwardRequest;
-import dev.crucible.api.model.Generation;
 import dev.crucible.api.model.LinearModule;
 import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.scoring.PromptSet;
@@ -13,7 +12,6 @@ import dev.crucible.api.scoring.ScoringContext;
 import dev.crucible.runner.session.ModelSession;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -40,10 +38,10 @@ public final class Abliterator {
     private final Options options;
     private final Prompts prompts;
     private final Timings timings = new Timings();
-    private final Map<PromptSet, List<int[]>> testIds = new EnumMap<>(PromptSet.class);
+    private ModelOutputs.EvaluationPrompts evaluation;
     private final Map<String, EditableWeight> weights = new LinkedHashMap<>();
     private RefusalDirections directions;
-    private Outputs base;
+    private ModelOutputs base;
 
     public Abliterator(ModelSession session, Prompts prompts, Options options) {
         this.session = session;
@@ -59,8 +57,9 @@ public final class Abliterator {
      * for the test sets. {@code progress} receives one line per step.
      */
     public void prepare(Consumer<String> progress) {
-        testIds.put(PromptSet.HARMFUL, encode(prompts.harmfulTest()));
-        testIds.put(PromptSet.HARMLESS, encode(prompts.harmlessTest()));
+        evaluation = new ModelOutputs.EvaluationPrompts(
+                Map.of(PromptSet.HARMFUL, prompts.harmfulTest(), PromptSet.HARMLESS, prompts.harmlessTest()),
+                Map.of(PromptSet.HARMFUL, encode(prompts.harmfulTest()), PromptSet.HARMLESS, encode(prompts.harmlessTest())));
         progress.accept("residuals of " + prompts.harmfulTrain().size() + " harmful and " + prompts.harmlessTrain().size() + " harmless training prompts");
         long start = System.nanoTime();
         List<Activations> bad = forward(encode(prompts.harmfulTrain()));
@@ -77,7 +76,11 @@ public final class Abliterator {
         }
         progress.accept("base model outputs on " + prompts.harmfulTest().size() + " harmful and " + prompts.harmlessTest().size() + " harmless test prompts");
         session.model().zeroAdapters();
-        base = new Outputs(null);
+        base = outputs(null);
+    }
+
+    private ModelOutputs outputs(ModelOutputs baseline) {
+        return new ModelOutputs(session, evaluation, options.maxResponseLength(), options.batchSize(), timings, baseline);
     }
 
     /**
@@ -85,10 +88,12 @@ public final class Abliterator {
      * every trial against them) and refuses any further base computation, which would run on an edited model.
      */
     public void freezeBase() {
-        for (PromptSet set : PromptSet.values()) {
-            base.firstTokenLogProbs(set);
-        }
-        base.frozen = true;
+        base.freeze();
+    }
+
+    /** Test hook: freezing twice is harmless. */
+    void freezeBaseForTest() {
+        base.freeze();
     }
 
     /** The components the method edits: attention output and MLP down projections (experts' included). */
@@ -121,7 +126,7 @@ public final class Abliterator {
         model.zeroAdapters();
         adapters.forEach(model::setAdapter);
         timings.add("adapters", System.nanoTime() - start);
-        return new Outputs(base);
+        return outputs(base);
     }
 
     /** The LoRA factors of an edit, by module name; layers the profile skips have none. Deterministic. */
@@ -171,82 +176,5 @@ public final class Abliterator {
 
     private List<Activations> forward(List<int[]> ids) {
         return session.backend().forward(session.model(), new ForwardRequest(ids, options.batchSize())).prompts();
-    }
-
-    /** Outputs of the model in its current state, computed on first request. */
-    private final class Outputs implements ScoringContext {
-        private final Outputs baseline;
-        private final Map<PromptSet, List<String>> responses = new EnumMap<>(PromptSet.class);
-        private final Map<PromptSet, float[][]> logProbs = new EnumMap<>(PromptSet.class);
-        private boolean frozen;
-
-        Outputs(Outputs baseline) {
-            this.baseline = baseline;
-        }
-
-        @Override
-        public List<String> prompts(PromptSet set) {
-            return set == PromptSet.HARMFUL ? prompts.harmfulTest() : prompts.harmlessTest();
-        }
-
-        @Override
-        public synchronized List<String> responses(PromptSet set) {
-            return responses.computeIfAbsent(set, s -> {
-                checkNotFrozen();
-                long start = System.nanoTime();
-                List<Generation> generations = session.generate(testIds.get(s), options.maxResponseLength(), options.batchSize());
-                List<String> texts = new ArrayList<>();
-                for (Generation g : generations) {
-                    int[] tokens = g.tokens();
-                    int length = g.stopped() ? tokens.length - 1 : tokens.length;
-                    texts.add(session.tokenizer().decode(java.util.Arrays.copyOf(tokens, length)));
-                }
-                timings.add("generation", System.nanoTime() - start);
-                return List.copyOf(texts);
-            });
-        }
-
-        @Override
-        public synchronized float[][] firstTokenLogProbs(PromptSet set) {
-            return logProbs.computeIfAbsent(set, s -> {
-                checkNotFrozen();
-                long start = System.nanoTime();
-                List<Activations> acts = forward(testIds.get(s));
-                float[][] out = new float[acts.size()][];
-                for (int i = 0; i < out.length; i++) {
-                    out[i] = logSoftmax(acts.get(i).logits());
-                }
-                timings.add("kl_forward", System.nanoTime() - start);
-                return out;
-            });
-        }
-
-        private void checkNotFrozen() {
-            if (frozen) {
-                throw new IllegalStateException("the base model's outputs were asked for after trials began; a scorer must read them in baseline()");
-            }
-        }
-
-        @Override
-        public float[][] baseFirstTokenLogProbs(PromptSet set) {
-            return (baseline == null ? this : baseline).firstTokenLogProbs(set);
-        }
-    }
-
-    static float[] logSoftmax(float[] logits) {
-        double max = Double.NEGATIVE_INFINITY;
-        for (float x : logits) {
-            max = Math.max(max, x);
-        }
-        double sum = 0;
-        for (float x : logits) {
-            sum += Math.exp(x - max);
-        }
-        double log = max + Math.log(sum);
-        float[] out = new float[logits.length];
-        for (int i = 0; i < logits.length; i++) {
-            out[i] = (float) (logits[i] - log);
-        }
-        return out;
     }
 }

@@ -115,11 +115,12 @@ public record RefusalDirections(float[][] directions) {
         return s;
     }
 
+    /**
+     * Divides by max(‖v‖, 1e-12), as torch's {@code F.normalize} does: a zero vector stays zero. That happens for
+     * real: at the embeddings, every chat-rendered prompt ends in the same token, so both means coincide there.
+     */
     static void normalize(double[] v) {
-        double norm = Math.sqrt(dot(v, v));
-        if (norm == 0 || !Double.isFinite(norm)) {
-            throw new IllegalStateException("a refusal direction has zero or non-finite length: the two prompt sets give identical means");
-        }
+        double norm = Math.max(Math.sqrt(dot(v, v)), 1e-12);
         for (int i = 0; i < v.length; i++) {
             v[i] /= norm;
         }
