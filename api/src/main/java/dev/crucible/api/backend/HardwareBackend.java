@@ -9,6 +9,10 @@ import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.MergedWeights;
 import dev.crucible.api.model.ShardRequest;
+import dev.crucible.api.train.TrainingMethod;
+import dev.crucible.api.train.TrainingRequest;
+import dev.crucible.api.train.TrainingSession;
+import java.util.Optional;
 
 /**
  * One kind of accelerator. Everything hardware-specific lives behind this interface: detection, environment
@@ -91,6 +95,23 @@ public interface HardwareBackend {
      */
     default MergedWeights merge(DeviceModel model, Checkpoint base) {
         throw notImplemented("merge");
+    }
+
+    /**
+     * Empty when {@link #startTraining} can train with {@code method} here; otherwise one sentence saying why not,
+     * which the runner prints as it exits (e.g. why a 4-bit base cannot be trained on this hardware).
+     */
+    default Optional<String> trainingUnsupported(TrainingMethod method) {
+        return Optional.of("the " + id() + " backend cannot fine-tune models yet");
+    }
+
+    /**
+     * Places {@code request.checkpoint()} for training with {@code request.method()} and returns the session that
+     * runs forward, backward and optimizer steps on the device. Called only when {@link #trainingUnsupported} is
+     * empty for the method.
+     */
+    default TrainingSession startTraining(TrainingRequest request) {
+        throw notImplemented("fine-tune");
     }
 
     private UnsupportedOperationException notImplemented(String method) {

@@ -87,7 +87,11 @@ public final class LoraLinear {
         if (adapter == null) {
             return y;
         }
-        Tensor low = ops.linear(ops.linear(x, adapter.a(), null), adapter.b(), null);
-        return ops.add(y, ops.scale(low, adapter.scale()));
+        // As PEFT does: the adapter computes in its own dtype, so float32 factors trained beside a bf16 base keep
+        // updates far below bf16's resolution; only the finished low-rank term is rounded to the base's dtype.
+        DType adapterDtype = adapter.a().dtype();
+        Tensor input = x.dtype() == adapterDtype ? x : ops.cast(x, adapterDtype);
+        Tensor low = ops.scale(ops.linear(ops.linear(input, adapter.a(), null), adapter.b(), null), adapter.scale());
+        return ops.add(y, low.dtype() == y.dtype() ? low : ops.cast(low, y.dtype()));
     }
 }
