@@ -9,6 +9,11 @@ import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.MergedWeights;
 import dev.crucible.api.model.ShardRequest;
+import dev.crucible.api.train.TrainingMethod;
+import dev.crucible.api.train.TrainingRequest;
+import dev.crucible.api.train.TrainingSession;
+import dev.crucible.torch.train.TorchTrainingSession;
+import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
@@ -64,6 +69,19 @@ public abstract class TorchBackend implements HardwareBackend {
     @Override
     public MergedWeights merge(DeviceModel model, Checkpoint base) {
         return torchModel(model).merge(base);
+    }
+
+    /** LoRA, QLoRA (NF4 blocks dequantized by libtorch ops, so on every libtorch device) and full training. */
+    @Override
+    public Optional<String> trainingUnsupported(TrainingMethod method) {
+        return Optional.empty();
+    }
+
+    @Override
+    public TrainingSession startTraining(TrainingRequest request) {
+        TorchRuntime.load();
+        threads.ifPresent(TorchRuntime::setThreads);
+        return TorchTrainingSession.start(request, torchDevice());
     }
 
     private int batchSize(DeviceModel model, int requested) {
