@@ -1,7 +1,9 @@
 package dev.crucible.torch;
 
+import dev.crucible.api.backend.Ceilings;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.io.Checkpoint;
+import dev.crucible.api.model.DType;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.DeviceModel;
@@ -14,6 +16,7 @@ import dev.crucible.api.train.TrainingRequest;
 import dev.crucible.api.train.TrainingSession;
 import dev.crucible.torch.train.TorchTrainingSession;
 import java.util.Optional;
+import java.time.Duration;
 import java.util.OptionalInt;
 
 /**
@@ -54,6 +57,27 @@ public abstract class TorchBackend implements HardwareBackend {
         TorchRuntime.load();
         threads.ifPresent(TorchRuntime::setThreads);
         return TorchModel.place(request, torchDevice());
+    }
+
+    /**
+     * Matrix side and streaming-buffer size for {@link #measureCeilings}: 2048² and 1 GiB, compute-bound and far
+     * past any CPU cache; a GPU backend may want larger matrices.
+     */
+    protected int ceilingMatrixSize() {
+        return 2048;
+    }
+
+    protected long ceilingStreamBytes() {
+        return 1L << 30;
+    }
+
+    @Override
+    public Ceilings measureCeilings(DType dtype, Duration budget) {
+        TorchRuntime.load();
+        threads.ifPresent(TorchRuntime::setThreads);
+        try (TorchOps ops = new TorchOps(torchDevice(), true)) {
+            return new CeilingProbe(ops.device(), ceilingMatrixSize(), ceilingStreamBytes()).measure(dtype, budget);
+        }
     }
 
     @Override

@@ -9,6 +9,7 @@ import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.MergedWeights;
 import dev.crucible.api.model.ShardRequest;
+import java.time.Duration;
 import dev.crucible.api.train.TrainingMethod;
 import dev.crucible.api.train.TrainingRequest;
 import dev.crucible.api.train.TrainingSession;
@@ -112,6 +113,16 @@ public interface HardwareBackend {
      */
     default TrainingSession startTraining(TrainingRequest request) {
         throw notImplemented("fine-tune");
+    }
+
+    /**
+     * Measures this machine's ceilings with the same runtime the models run on: a large square matrix product in
+     * {@code dtype} and a streaming read of memory much larger than any cache, each for about half of
+     * {@code budget}. Call it after {@link #setupEnvironment} (the thread policy applies) and between model runs,
+     * so that both see the same machine.
+     */
+    default Ceilings measureCeilings(DType dtype, Duration budget) {
+        throw new UnsupportedOperationException("the " + id() + " backend cannot measure its ceilings yet");
     }
 
     private UnsupportedOperationException notImplemented(String method) {

@@ -1,6 +1,7 @@
 package dev.crucible.api.model;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -12,12 +13,14 @@ import java.util.Set;
  *                      stops early
  * @param padToken      the id written into left padding; its embedding is computed but never attended to
  * @param batchSize     prompts per device batch; 0 lets the backend choose
+ * @param listener      sees each step's tokens as they are generated ({@link TokenListener#NONE}: nobody)
  */
 public record DecodeRequest(List<int[]> prompts, int maxNewTokens, Set<Integer> stopTokens, int padToken,
-                            int batchSize) {
+                            int batchSize, TokenListener listener) {
     public DecodeRequest {
         prompts = Prompts.copyOf(prompts);
         stopTokens = Set.copyOf(stopTokens);
+        Objects.requireNonNull(listener, "listener is null");
         if (maxNewTokens < 1) {
             throw new IllegalArgumentException("maxNewTokens must be at least 1, got " + maxNewTokens);
         }
@@ -27,6 +30,11 @@ public record DecodeRequest(List<int[]> prompts, int maxNewTokens, Set<Integer> 
         if (batchSize < 0) {
             throw new IllegalArgumentException("batchSize must be >= 0, got " + batchSize);
         }
+    }
+
+    /** A request nobody listens to while it runs. */
+    public DecodeRequest(List<int[]> prompts, int maxNewTokens, Set<Integer> stopTokens, int padToken, int batchSize) {
+        this(prompts, maxNewTokens, stopTokens, padToken, batchSize, TokenListener.NONE);
     }
 
     /**
@@ -39,11 +47,16 @@ public record DecodeRequest(List<int[]> prompts, int maxNewTokens, Set<Integer> 
 
     /** The same request with other stop tokens (empty: run every row to {@code maxNewTokens}). */
     public DecodeRequest withStopTokens(Set<Integer> tokens) {
-        return new DecodeRequest(prompts, maxNewTokens, tokens, padToken, batchSize);
+        return new DecodeRequest(prompts, maxNewTokens, tokens, padToken, batchSize, listener);
     }
 
     public DecodeRequest withBatchSize(int size) {
-        return new DecodeRequest(prompts, maxNewTokens, stopTokens, padToken, size);
+        return new DecodeRequest(prompts, maxNewTokens, stopTokens, padToken, size, listener);
+    }
+
+    /** The same request streamed to {@code tokens}. */
+    public DecodeRequest withListener(TokenListener tokens) {
+        return new DecodeRequest(prompts, maxNewTokens, stopTokens, padToken, batchSize, tokens);
     }
 
     public static int defaultPadToken(ModelConfig config) {

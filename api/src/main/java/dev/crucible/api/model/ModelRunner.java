@@ -69,7 +69,7 @@ public final class ModelRunner implements AutoCloseable {
         Generation[] results = new Generation[prompts.size()];
         for (int[] chunk : chunksByLength(prompts, batchSize)) {
             List<int[]> batch = Arrays.stream(chunk).mapToObj(prompts::get).toList();
-            List<Generation> generations = decodeBatch(batch, request);
+            List<Generation> generations = decodeBatch(batch, chunk, request);
             for (int i = 0; i < chunk.length; i++) {
                 results[chunk[i]] = generations.get(i);
             }
@@ -125,7 +125,8 @@ public final class ModelRunner implements AutoCloseable {
         return out;
     }
 
-    private List<Generation> decodeBatch(List<int[]> prompts, DecodeRequest request) {
+    /** @param promptIndexes each row's index in the request, as the listener names prompts */
+    private List<Generation> decodeBatch(List<int[]> prompts, int[] promptIndexes, DecodeRequest request) {
         ModelConfig config = transformer.config();
         PaddedBatch batch = PaddedBatch.leftPad(prompts, request.padToken());
         int rows = batch.rows();
@@ -154,7 +155,7 @@ public final class ModelRunner implements AutoCloseable {
                 firstLogits = ops.readFloats(ops.cast(logits, DType.F32));
                 next = ops.readLongs(ops.argmax(logits, -1));
             }
-            int active = record(next, generated, stopped, stops);
+            int active = record(next, generated, stopped, stops, promptIndexes, request.listener());
             for (int produced = 1; produced < maxNew && active > 0; produced++) {
                 int slot = promptLength + produced - 1;
                 try (TensorScope scope = ops.openScope()) {
@@ -168,7 +169,7 @@ public final class ModelRunner implements AutoCloseable {
                     Tensor logits = ops.reshape(transformer.forward(ops, step, cache, ResidualHook.NONE), rows, -1);
                     next = ops.readLongs(ops.argmax(logits, -1));
                 }
-                active = record(next, generated, stopped, stops);
+                active = record(next, generated, stopped, stops, promptIndexes, request.listener());
             }
         }
         int vocab = config.vocabSize();
@@ -180,19 +181,28 @@ public final class ModelRunner implements AutoCloseable {
         return out;
     }
 
-    /** Appends each still-running row's token; returns how many rows still run. */
-    private static int record(long[] next, List<List<Integer>> generated, boolean[] stopped, Set<Long> stops) {
+    /** Appends each still-running row's token and tells the listener; returns how many rows still run. */
+    private static int record(long[] next, List<List<Integer>> generated, boolean[] stopped, Set<Long> stops,
+                              int[] promptIndexes, TokenListener listener) {
         int active = 0;
+        int reported = 0;
+        int[] prompts = new int[next.length];
+        int[] tokens = new int[next.length];
         for (int row = 0; row < next.length; row++) {
             if (stopped[row]) {
                 continue;
             }
             generated.get(row).add((int) next[row]);
+            prompts[reported] = promptIndexes[row];
+            tokens[reported++] = (int) next[row];
             if (stops.contains(next[row])) {
                 stopped[row] = true;
             } else {
                 active++;
             }
+        }
+        if (listener != TokenListener.NONE) {
+            listener.onTokens(Arrays.copyOf(prompts, reported), Arrays.copyOf(tokens, reported));
         }
         return active;
     }

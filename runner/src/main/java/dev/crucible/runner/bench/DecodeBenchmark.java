@@ -1,0 +1,158 @@
+package dev.crucible.runner.bench;
+
+import dev.crucible.api.backend.Ceilings;
+import dev.crucible.api.backend.HardwareBackend;
+import dev.crucible.api.model.DecodeRequest;
+import dev.crucible.api.model.DeviceModel;
+import dev.crucible.api.model.TokenListener;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * Prefill and decode speed of a placed model against this machine's ceilings, measured in one run. Ceilings and
+ * model runs alternate ({@code ceilings, run, ceilings, run, …, ceilings}) and each run is compared with the mean
+ * of the ceilings measured just before and just after it, so a machine whose speed drifts (shared, throttled, or
+ * with memory bandwidth that changes from second to second) is seen alike by both sides of every ratio.
+ *
+ * <p>A run is one greedy decode of {@code batch} prompts of {@code promptLength} tokens for {@code newTokens}
+ * tokens with stop tokens off. Its first step is the prefill (the time until the first tokens arrive), the rest
+ * are decode steps. One untimed run first compiles and touches everything. The peak resident memory counts the
+ * model's loading and runs, not the ceilings' scratch buffers (the peak is reset after each ceiling measurement
+ * where the kernel allows it).
+ */
+public final class DecodeBenchmark {
+
+    /** What to run. */
+    public record Settings(int batch, int promptLength, int newTokens, int rounds, Duration ceilingBudget) {
+        public Settings {
+            if (batch < 1 || promptLength < 1 || newTokens < 2 || rounds < 1) {
+                throw new IllegalArgumentException("batch, prompt length and rounds must be at least 1 and new tokens "
+                        + "at least 2, got " + batch + ", " + promptLength + ", " + rounds + ", " + newTokens);
+            }
+        }
+    }
+
+    /** One timed run and the ceilings around it. */
+    public record Round(Ceilings before, Ceilings after, double prefillSeconds, double decodeSeconds, int decodeSteps) {
+
+        public double matmulGflops() {
+            return (before.matmulGflops() + after.matmulGflops()) / 2;
+        }
+
+        public double bandwidthGbs() {
+            return (before.bandwidthGbs() + after.bandwidthGbs()) / 2;
+        }
+    }
+
+    private final HardwareBackend backend;
+    private final DeviceModel model;
+    private final Consumer<String> progress;
+
+    public DecodeBenchmark(HardwareBackend backend, DeviceModel model, Consumer<String> progress) {
+        this.backend = backend;
+        this.model = model;
+        this.progress = progress;
+    }
+
+    /**
+     * @param promptTokens ids to cut the prompts from (repeated when shorter than the prompts need)
+     * @param padToken     the tokenizer's pad id
+     */
+    public DecodeBenchReport run(Settings settings, int[] promptTokens, int padToken) {
+        List<int[]> prompts = prompts(settings, promptTokens);
+        OptionalLong loadPeak = ProcessMemory.peakResidentBytes();
+        progress.accept("warm-up run (untimed)");
+        timedRun(settings, prompts, padToken);
+        long runPeak = ProcessMemory.peakResidentBytes().orElse(0);
+
+        List<Round> rounds = new ArrayList<>();
+        Ceilings before = ceilings(1, settings);
+        boolean peakIsModelOnly = true;
+        for (int round = 1; round <= settings.rounds(); round++) {
+            peakIsModelOnly &= ProcessMemory.resetPeak();
+            Timing timing = timedRun(settings, prompts, padToken);
+            runPeak = Math.max(runPeak, ProcessMemory.peakResidentBytes().orElse(0));
+            Ceilings after = ceilings(round + 1, settings);
+            Round done = new Round(before, after, timing.prefillSeconds, timing.decodeSeconds, timing.decodeSteps);
+            rounds.add(done);
+            progress.accept(String.format(Locale.ROOT, "round %d/%d: prefill %.1f tokens/s, decode %.2f tokens/s",
+                    round, settings.rounds(), settings.batch() * settings.promptLength() / done.prefillSeconds(),
+                    settings.batch() * done.decodeSteps() / done.decodeSeconds()));
+            before = after;
+        }
+        OptionalLong peak = loadPeak.isPresent() ? OptionalLong.of(Math.max(loadPeak.getAsLong(), runPeak))
+                : OptionalLong.empty();
+        return new DecodeBenchReport(settings, model.dtype(), ModelCost.of(model.config(), model.dtype()), rounds,
+                peak, peakIsModelOnly);
+    }
+
+    private Ceilings ceilings(int index, Settings settings) {
+        Ceilings ceilings = backend.measureCeilings(model.dtype(), settings.ceilingBudget());
+        progress.accept(String.format(Locale.ROOT, "ceilings %d/%d: matmul %.1f GFLOP/s, memory read %.1f GB/s (%s)",
+                index, settings.rounds() + 1, ceilings.matmulGflops(), ceilings.bandwidthGbs(), ceilings.method()));
+        return ceilings;
+    }
+
+    private Timing timedRun(Settings settings, List<int[]> prompts, int padToken) {
+        StepClock clock = new StepClock();
+        DecodeRequest request = new DecodeRequest(prompts, settings.newTokens(), Set.of(), padToken, settings.batch(),
+                clock);
+        clock.start = System.nanoTime();
+        backend.decode(model, request);
+        if (clock.steps != settings.newTokens()) {
+            throw new IllegalStateException("the backend reported " + clock.steps + " decode steps for "
+                    + settings.newTokens() + " new tokens; cannot time prefill and decode apart");
+        }
+        return new Timing((clock.first - clock.start) / 1e9, (clock.last - clock.first) / 1e9, clock.steps - 1);
+    }
+
+    /** {@code batch} different prompts of {@code promptLength} ids, cut from {@code source} at different offsets. */
+    static List<int[]> prompts(Settings settings, int[] source) {
+        if (source.length == 0) {
+            throw new IllegalArgumentException("no prompt tokens to cut prompts from");
+        }
+        List<int[]> prompts = new ArrayList<>();
+        for (int row = 0; row < settings.batch(); row++) {
+            int[] ids = new int[settings.promptLength()];
+            int offset = (int) ((long) row * 7919 % source.length);
+            for (int i = 0; i < ids.length; i++) {
+                ids[i] = source[(offset + i) % source.length];
+            }
+            prompts.add(ids);
+        }
+        return prompts;
+    }
+
+    private record Timing(double prefillSeconds, double decodeSeconds, int decodeSteps) {
+    }
+
+    /** Time of the first and the last step's tokens. */
+    private static final class StepClock implements TokenListener {
+        long start;
+        long first;
+        long last;
+        int steps;
+
+        @Override
+        public void onTokens(int[] prompts, int[] tokens) {
+            long now = System.nanoTime();
+            if (steps++ == 0) {
+                first = now;
+            }
+            last = now;
+        }
+    }
+
+    static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int middle = sorted.length / 2;
+        return sorted.length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+    }
+}

@@ -1,0 +1,134 @@
+package dev.crucible.runner.cli;
+
+import com.github.freva.asciitable.AsciiTable;
+import com.github.freva.asciitable.Column;
+import com.github.freva.asciitable.HorizontalAlign;
+import dev.crucible.api.UserInputException;
+import dev.crucible.runner.Host;
+import dev.crucible.runner.bench.DecodeBenchReport;
+import dev.crucible.runner.bench.DecodeBenchmark;
+import dev.crucible.runner.session.ModelSession;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+@Command(name = "decode", mixinStandardHelpOptions = true,
+        description = {"Prefill and greedy decode speed of a model, and this machine's ceilings measured in the same "
+                + "run (a large matmul in the model's dtype, a streaming memory read), interleaved with the model runs. "
+                + "Reports tokens/s, their ratios to the ceilings (decode at batch 1 against bandwidth; prefill and "
+                + "batched decode against matmul) and peak resident memory against the weights.",
+                "Example: runner bench decode --model /tmp/qwen-shaped --batch 1 --prompt-len 128 --new-tokens 64 --json"})
+public final class BenchDecodeCommand implements Callable<Integer> {
+    /** English text the prompts are cut from; any model's tokenizer turns it into ordinary ids. */
+    private static final String PROMPT_SOURCE = "The old lighthouse keeper climbed the spiral stairs every evening, "
+            + "counting the steps as his father had taught him, and wrote the weather, the ships and the color of "
+            + "the sea into a book that nobody else ever read. One winter a storm broke the lamp, and he kept a fire "
+            + "burning on the gallery all night so that the fishing boats could find the harbor. ";
+
+    private final Host host;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    DeviceOptions deviceOptions;
+
+    @Option(names = "--model", required = true, paramLabel = "M", description = "A model folder, or org/name[@revision] from the Hugging Face cache or hub.")
+    String model;
+
+    @Option(names = "--batch", defaultValue = "1", paramLabel = "B", description = "Prompts decoded together (default: ${DEFAULT-VALUE}).")
+    int batch;
+
+    @Option(names = "--prompt-len", defaultValue = "128", paramLabel = "P", description = "Tokens per prompt (default: ${DEFAULT-VALUE}).")
+    int promptLength;
+
+    @Option(names = "--new-tokens", defaultValue = "64", paramLabel = "N", description = "Tokens generated per prompt, at least 2 (default: ${DEFAULT-VALUE}).")
+    int newTokens;
+
+    @Option(names = "--dtype", defaultValue = "auto", description = "auto, float32, bfloat16 or float16 (default: auto = the backend's policy for the checkpoint).")
+    String dtype;
+
+    @Option(names = "--rounds", defaultValue = "3", paramLabel = "R", description = "Timed runs, each between two ceiling measurements; medians are reported (default: ${DEFAULT-VALUE}).")
+    int rounds;
+
+    @Option(names = "--ceiling-seconds", defaultValue = "2", paramLabel = "S", description = "Seconds per ceiling measurement, split between matmul and memory read (default: ${DEFAULT-VALUE}).")
+    double ceilingSeconds;
+
+    @Option(names = "--json", description = "Print the result as one JSON object.")
+    boolean json;
+
+    BenchDecodeCommand(Host host) {
+        this.host = host;
+    }
+
+    @Override
+    public Integer call() {
+        if (batch < 1 || promptLength < 1 || rounds < 1) {
+            throw new UserInputException("--batch, --prompt-len and --rounds must be at least 1");
+        }
+        if (newTokens < 2) {
+            throw new UserInputException("--new-tokens must be at least 2 (the first token ends the prefill), got " + newTokens);
+        }
+        if (!(ceilingSeconds > 0)) {
+            throw new UserInputException("--ceiling-seconds must be positive, got " + ceilingSeconds);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        OptionalInt threads = deviceOptions.threads(host.environment().get("CRUCIBLE_THREADS"));
+        err.println("bench: loading " + model);
+        try (ModelSession session = ModelSession.open(host, deviceOptions.request(), threads, model, dtype)) {
+            int needed = promptLength + newTokens - 1;
+            long limit = session.config().maxPositionEmbeddings();
+            if (limit > 0 && needed > limit) {
+                throw new UserInputException("--prompt-len + --new-tokens needs " + needed + " positions but the model has "
+                        + limit + "; shorten them");
+            }
+            DecodeBenchmark.Settings settings = new DecodeBenchmark.Settings(batch, promptLength, newTokens, rounds,
+                    Duration.ofMillis(Math.round(ceilingSeconds * 1000)));
+            int[] source = session.tokenizer().encodeWithoutSpecialTokens(PROMPT_SOURCE);
+            DecodeBenchReport report = new DecodeBenchmark(session.backend(), session.model(),
+                    line -> err.println("bench: " + line)).run(settings, source, session.tokenizer().padId());
+            Integer threadCount = threads.isPresent() ? threads.getAsInt() : Runtime.getRuntime().availableProcessors();
+            Map<String, Object> result = report.toJson(model, threadCount, notes());
+            if (json) {
+                out.println(Json.write(result));
+            } else {
+                printTable(out, report, result);
+            }
+        }
+        return 0;
+    }
+
+    private void printTable(PrintWriter out, DecodeBenchReport report, Map<String, Object> result) {
+        out.printf(Locale.ROOT, "%s  %s  batch %d, prompt %d, %d new tokens, %d rounds, %s threads%n", model,
+                result.get("dtype"), batch, promptLength, newTokens, rounds, result.get("threads"));
+        out.println(AsciiTable.getTable(AsciiTable.BASIC_ASCII_NO_DATA_SEPARATORS, report.table(), List.of(
+                new Column().header("").dataAlign(HorizontalAlign.LEFT).with(row -> row[0]),
+                new Column().header("measured").dataAlign(HorizontalAlign.RIGHT).with(row -> row[1]),
+                new Column().header("work rate").dataAlign(HorizontalAlign.RIGHT).with(row -> row[2]),
+                new Column().header("against the ceiling").dataAlign(HorizontalAlign.LEFT).with(row -> row[3]))));
+        out.println("environment: " + result.get("env"));
+    }
+
+    /** What in the environment changes these numbers, so a reader can reproduce them. */
+    private Map<String, String> notes() {
+        Map<String, String> notes = new LinkedHashMap<>();
+        for (String name : List.of("OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CRUCIBLE_THREADS")) {
+            notes.put(name, host.environment().get(name).orElse("unset"));
+        }
+        notes.put("jdk.incubator.vector", ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
+                ? "loaded" : "not loaded");
+        notes.put("java", System.getProperty("java.version"));
+        return notes;
+    }
+}

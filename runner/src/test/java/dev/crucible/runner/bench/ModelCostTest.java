@@ -1,0 +1,44 @@
+package dev.crucible.runner.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.crucible.api.model.DType;
+import dev.crucible.api.model.ModelConfig;
+import org.junit.jupiter.api.Test;
+
+class ModelCostTest {
+    private static final String QWEN_05B = """
+            {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 896,
+             "intermediate_size": 4864, "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2,
+             "vocab_size": 151936, "max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+             "tie_word_embeddings": true, "torch_dtype": "bfloat16"}""";
+
+    @Test
+    void qwenHalfBillionHasItsPublishedParameterCount() {
+        ModelCost cost = ModelCost.of(ModelConfig.parse(QWEN_05B, "config.json"), DType.BF16);
+        // Qwen2.5-0.5B: 494,032,768 parameters (tied embeddings counted once).
+        assertEquals(494_032_768L * 2, cost.weightBytes());
+        assertEquals(151_936L * 896, cost.headParams());
+    }
+
+    @Test
+    void aDecodeStepReadsEveryWeightButTheEmbeddingTableOnceAndItsCache() {
+        ModelCost cost = ModelCost.of(ModelConfig.parse(QWEN_05B, "config.json"), DType.F32);
+        long cacheRow = 24L * 2 * 2 * 64 * 4; // layers × (K and V) × kv heads × head width × bytes
+        assertEquals(cacheRow, cost.cacheRowBytes());
+        double context = 100;
+        // Tied: the table is read whole as the head, plus one embedding row per token.
+        double expected = cost.weightBytes() + 896 * 4 + context * cacheRow;
+        assertEquals(expected, cost.decodeStepBytes(1, context), 1e-3);
+        assertEquals(cost.weightBytes() + 2 * (896 * 4 + context * cacheRow), cost.decodeStepBytes(2, context), 1e-3);
+    }
+
+    @Test
+    void prefillCountsTwoFlopsPerMultiplyAddAndCausalAttention() {
+        ModelCost cost = ModelCost.of(ModelConfig.parse(QWEN_05B, "config.json"), DType.BF16);
+        double linear = 2.0 * cost.linearParams();
+        double attentionPerPair = 4.0 * 24 * 14 * 64;
+        assertEquals(linear * 3 + attentionPerPair * 6 + 2.0 * cost.headParams(), cost.prefillFlops(1, 3), 1);
+        assertEquals(2 * cost.prefillFlops(1, 3), cost.prefillFlops(2, 3), 1);
+    }
+}
