@@ -109,18 +109,41 @@ public record PromptSourceSpec(String source, Optional<String> revision, SplitSl
      */
     public static PromptSourceSpec fromTable(String key, Map<String, ?> table) {
         Objects.requireNonNull(table, "table is null");
+        Optional<String> dataset = text(key, table, "dataset");
+        if (dataset.isEmpty()) {
+            throw new UserInputException("'" + key + "' needs dataset = \"...\" (a file, a dataset id or"
+                    + " bundled:<name>)");
+        }
+        return parse(dataset.get()).applyTable(key, table);
+    }
+
+    /**
+     * This spec with a table's fields applied, as a config file's {@code [good_prompts]} table applies to the
+     * default set: {@code dataset} replaces the source (with the column and split its one-string form gives),
+     * the other fields replace one part each; parts the table does not name are kept.
+     *
+     * @throws UserInputException naming {@code key.field} for unknown fields, wrong types or parts given twice
+     */
+    public PromptSourceSpec applyTable(String key, Map<String, ?> table) {
+        Objects.requireNonNull(table, "table is null");
         for (String field : table.keySet()) {
             if (!TABLE_KEYS.contains(field)) {
                 throw new UserInputException("unknown key '" + key + "." + field + "'" + Suggestions.didYouMean(field,
                         TABLE_KEYS) + " (a prompt set has " + String.join(", ", TABLE_KEYS) + ")");
             }
         }
+        PromptSourceSpec spec = this;
         Optional<String> dataset = text(key, table, "dataset");
-        if (dataset.isEmpty()) {
-            throw new UserInputException("'" + key + "' needs dataset = \"...\" (a file, a dataset id or"
-                    + " bundled:<name>)");
+        if (dataset.isPresent()) {
+            PromptSourceSpec parsed = parse(dataset.get());
+            if (table.containsKey("split") && (parsed.split.split().isPresent() || parsed.split.hasSlice())) {
+                throw parsed.twice(key, "split");
+            }
+            if (table.containsKey("column") && parsed.column.isPresent()) {
+                throw parsed.twice(key, "column");
+            }
+            spec = spec.withSourceOf(parsed);
         }
-        PromptSourceSpec spec = parse(dataset.get());
         for (String field : List.of("split", "column", "revision", "prefix", "suffix", "system_prompt")) {
             Optional<String> value = text(key, table, field);
             if (value.isPresent()) {
@@ -142,10 +165,11 @@ public record PromptSourceSpec(String source, Optional<String> revision, SplitSl
     }
 
     /**
-     * This spec with one table field set, as {@code [good_prompts] column = "..."} or the command-line
-     * override {@code good_prompts.column} would set it.
+     * This spec with one table field replaced, as a higher settings layer ({@code CRUCIBLE_GOOD_PROMPTS_COLUMN},
+     * the command-line override {@code good_prompts.column}) replaces it. {@code dataset} replaces the source
+     * with everything its one-string form says (column, split and slice included).
      *
-     * @throws UserInputException for an unknown field, or a split/column the source string already gives
+     * @throws UserInputException for an unknown field or a malformed value
      */
     public PromptSourceSpec with(String key, String field, String value) {
         return switch (field) {
@@ -154,19 +178,9 @@ public record PromptSourceSpec(String source, Optional<String> revision, SplitSl
                 yield new PromptSourceSpec(parsed.source, revision, parsed.split, parsed.column, prefix, suffix,
                         systemPrompt);
             }
-            case "split" -> {
-                if (split.split().isPresent() || split.hasSlice()) {
-                    throw twice(key, "split");
-                }
-                yield new PromptSourceSpec(source, revision, SplitSlice.parse(value), column, prefix, suffix,
-                        systemPrompt);
-            }
-            case "column" -> {
-                if (column.isPresent()) {
-                    throw twice(key, "column");
-                }
-                yield new PromptSourceSpec(source, revision, split, nonBlank(value), prefix, suffix, systemPrompt);
-            }
+            case "split" ->
+                    new PromptSourceSpec(source, revision, SplitSlice.parse(value), column, prefix, suffix, systemPrompt);
+            case "column" -> new PromptSourceSpec(source, revision, split, nonBlank(value), prefix, suffix, systemPrompt);
             case "revision" ->
                     new PromptSourceSpec(source, nonBlank(value), split, column, prefix, suffix, systemPrompt);
             case "prefix" -> new PromptSourceSpec(source, revision, split, column, value, suffix, systemPrompt);
@@ -188,7 +202,10 @@ public record PromptSourceSpec(String source, Optional<String> revision, SplitSl
         return value.isBlank() ? Optional.empty() : Optional.of(value.strip());
     }
 
-    /** {@code other}'s source (dataset, revision, split, column) with this spec's prefix, suffix and system prompt. */
+    /**
+     * {@code other}'s source (dataset, revision, split, column) with this spec's prefix, suffix and system
+     * prompt: what a higher settings layer giving a one-string source changes.
+     */
     public PromptSourceSpec withSourceOf(PromptSourceSpec other) {
         return new PromptSourceSpec(other.source, other.revision, other.split, other.column, prefix, suffix,
                 systemPrompt);

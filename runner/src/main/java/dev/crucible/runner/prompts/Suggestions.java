@@ -3,6 +3,7 @@ package dev.crucible.runner.prompts;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.Locale;
+import java.util.Optional;
 
 /** "did you mean" hints for misspelt keys: the closest valid name, when it is close enough to be a typo. */
 public final class Suggestions {
@@ -11,22 +12,23 @@ public final class Suggestions {
     }
 
     /**
-     * {@code "; did you mean 'n_trials'?"} for the valid name nearest to {@code given}, or "" when none is within
-     * a third of the name's length in edits (beyond that a hint misleads more than it helps).
+     * {@code "; did you mean 'n_trials'?"} for the valid name nearest to {@code given}, or "" when none is close
+     * enough to be a typo.
      */
     public static String didYouMean(String given, Collection<String> valid) {
+        return closest(given, valid).map(best -> "; did you mean '" + best + "'?").orElse("");
+    }
+
+    /**
+     * The valid name nearest to {@code given} (case-insensitive edit distance), when it is within a third of the
+     * name's length (at least two edits); beyond that a hint misleads more than it helps.
+     */
+    public static Optional<String> closest(String given, Collection<String> valid) {
         String needle = given.toLowerCase(Locale.ROOT);
         return valid.stream()
                 .min(Comparator.comparingInt((String name) -> distance(needle, name.toLowerCase(Locale.ROOT)))
                         .thenComparing(Comparator.naturalOrder()))
-                .filter(best -> distance(needle, best.toLowerCase(Locale.ROOT)) <= Math.max(2, needle.length() / 3))
-                .map(best -> "; did you mean '" + best + "'?")
-                .orElse("");
-    }
-
-    /** True when {@code given} is within typo distance of one of {@code valid}. */
-    public static boolean isNear(String given, Collection<String> valid) {
-        return !didYouMean(given, valid).isEmpty();
+                .filter(best -> distance(needle, best.toLowerCase(Locale.ROOT)) <= Math.max(2, needle.length() / 3));
     }
 
     /** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours. */
