@@ -23,6 +23,10 @@ public final class Main {
     public static int run(String[] args, RunnerEnvironment environment, PrintWriter out, PrintWriter err) {
         try (Host host = new Host(environment, Main.class.getClassLoader())) {
             CommandLine cli = new CommandLine(new RootCommand(), new CommandFactory(host));
+            CommandLine abliterate = cli.getSubcommands().get("abliterate");
+            if (abliterate != null) {
+                dev.crucible.runner.cli.AbliterateCommand.addSettingOptions(abliterate.getCommandSpec());
+            }
             cli.setOut(out);
             cli.setErr(err);
             cli.setCaseInsensitiveEnumValuesAllowed(true);

@@ -28,10 +28,16 @@ public final class AblationAdapter {
      */
     public static Factors compute(RowNormalization mode, float[] weight, float[] rowNorm, int out, int in,
                                   float[] v, double w, long seed) {
+        return compute(mode, weight, rowNorm, out, in, v, w, RANK, seed);
+    }
+
+    /** As above with the rank of {@code full}'s approximation (oversampling 2r + 4). */
+    public static Factors compute(RowNormalization mode, float[] weight, float[] rowNorm, int out, int in,
+                                  float[] v, double w, int rank, long seed) {
         return switch (mode) {
             case NONE -> rankOne(weight, null, out, in, v, w);
             case PRE -> rankOne(weight, rowNorm, out, in, v, w);
-            case FULL -> full(weight, rowNorm, out, in, v, w, seed);
+            case FULL -> full(weight, rowNorm, out, in, v, w, rank, seed);
         };
     }
 
@@ -53,7 +59,7 @@ public final class AblationAdapter {
      * W' = Ŵ − w v vᵀ Ŵ with each row rescaled to the original row norm; Δ = W' − W. Row i of Δ works out to
      * {@code (c_i/n_i − 1) W_i − c_i w v_i u} with u = vᵀŴ, n_i = ‖W_i‖ and c_i = n_i / ‖W'_i‖.
      */
-    private static Factors full(float[] weight, float[] rowNorm, int out, int in, float[] v, double w, long seed) {
+    private static Factors full(float[] weight, float[] rowNorm, int out, int in, float[] v, double w, int rank, long seed) {
         double[] u = new double[in];
         for (int i = 0; i < out; i++) {
             axpy(u, v[i] / safe(rowNorm[i]), weight, i * in, in);
@@ -80,7 +86,7 @@ public final class AblationAdapter {
                 delta[row + k] = (float) (scaleW * weight[row + k] + scaleU * u[k]);
             }
         }
-        return RandomizedSvd.lowRank(delta, out, in, RANK, 2 * RANK + 4, POWER_ITERATIONS, new SplittableRandom(seed));
+        return RandomizedSvd.lowRank(delta, out, in, rank, 2 * rank + 4, POWER_ITERATIONS, new SplittableRandom(seed));
     }
 
     private static double safe(float norm) {

@@ -26,13 +26,20 @@ import java.util.function.Consumer;
  */
 public final class Abliterator {
     /** What the experiment needs besides the model. */
-    public record Options(Optional<String> systemPrompt, String responsePrefix, int maxResponseLength, int batchSize,
-                          RowNormalization rowNormalization, double winsorizationQuantile, boolean orthogonalize,
-                          long seed) { }
+    public record Options(String responsePrefix, int maxResponseLength, int batchSize,
+                          RowNormalization rowNormalization, int loraRank, double winsorizationQuantile,
+                          boolean orthogonalize, long seed) { }
 
-    /** The prompt sets, as the user wrote them. */
-    public record Prompts(List<String> harmfulTrain, List<String> harmlessTrain, List<String> harmfulTest,
-                          List<String> harmlessTest) { }
+    /** One prompt set as the user wrote it, and the system prompt its prompts are rendered with. */
+    public record PromptGroup(List<String> texts, Optional<String> systemPrompt) {
+        public PromptGroup {
+            texts = List.copyOf(texts);
+        }
+    }
+
+    /** The four prompt sets of the method. */
+    public record Prompts(PromptGroup harmfulTrain, PromptGroup harmlessTrain, PromptGroup harmfulTest,
+                          PromptGroup harmlessTest) { }
 
     private final ModelSession session;
     private final Options options;
@@ -58,9 +65,10 @@ public final class Abliterator {
      */
     public void prepare(Consumer<String> progress) {
         evaluation = new ModelOutputs.EvaluationPrompts(
-                Map.of(PromptSet.HARMFUL, prompts.harmfulTest(), PromptSet.HARMLESS, prompts.harmlessTest()),
+                Map.of(PromptSet.HARMFUL, prompts.harmfulTest().texts(), PromptSet.HARMLESS, prompts.harmlessTest().texts()),
                 Map.of(PromptSet.HARMFUL, encode(prompts.harmfulTest()), PromptSet.HARMLESS, encode(prompts.harmlessTest())));
-        progress.accept("residuals of " + prompts.harmfulTrain().size() + " harmful and " + prompts.harmlessTrain().size() + " harmless training prompts");
+        progress.accept("residuals of " + prompts.harmfulTrain().texts().size() + " harmful and "
+                + prompts.harmlessTrain().texts().size() + " harmless training prompts");
         long start = System.nanoTime();
         List<Activations> bad = forward(encode(prompts.harmfulTrain()));
         List<Activations> good = forward(encode(prompts.harmlessTrain()));
@@ -74,7 +82,8 @@ public final class Abliterator {
                         AblationAdapter.rowNorms(values, (int) module.outFeatures(), (int) module.inFeatures())));
             }
         }
-        progress.accept("base model outputs on " + prompts.harmfulTest().size() + " harmful and " + prompts.harmlessTest().size() + " harmless test prompts");
+        progress.accept("base model outputs on " + prompts.harmfulTest().texts().size() + " harmful and "
+                + prompts.harmlessTest().texts().size() + " harmless test prompts");
         session.model().zeroAdapters();
         base = outputs(null);
     }
@@ -145,7 +154,7 @@ public final class Abliterator {
             int outFeatures = (int) weight.module().outFeatures();
             int inFeatures = (int) weight.module().inFeatures();
             AblationAdapter.Factors f = AblationAdapter.compute(options.rowNormalization(), weight.values(), weight.rowNorms(),
-                    outFeatures, inFeatures, v, strength.getAsDouble(), options.seed() ^ name.hashCode());
+                    outFeatures, inFeatures, v, strength.getAsDouble(), options.loraRank(), options.seed() ^ name.hashCode());
             out.put(name, new LoraFactors(host(name + ".lora_A", f.a(), f.rank(), inFeatures),
                     host(name + ".lora_B", f.b(), outFeatures, f.rank()), 1.0));
         }
@@ -166,10 +175,10 @@ public final class Abliterator {
         throw new IllegalArgumentException("not a layer module: " + module);
     }
 
-    private List<int[]> encode(List<String> texts) {
-        List<int[]> ids = new ArrayList<>(texts.size());
-        for (String text : texts) {
-            ids.add(session.tokenizer().encodeChat(options.systemPrompt(), text, options.responsePrefix()));
+    private List<int[]> encode(PromptGroup group) {
+        List<int[]> ids = new ArrayList<>(group.texts().size());
+        for (String text : group.texts()) {
+            ids.add(session.tokenizer().encodeChat(group.systemPrompt(), text, options.responsePrefix()));
         }
         return ids;
     }

@@ -15,8 +15,19 @@ import java.util.Map;
  */
 public final class SearchSpace {
     private final int lastLayer;
+    private final List<String> scopes;
 
+    /** The full space: both direction scopes. */
     public SearchSpace(int numLayers) {
+        this(numLayers, List.of("global", "per_layer"));
+    }
+
+    /** @param scopes the direction scopes the optimizer may choose ({@code global}, {@code per_layer}) */
+    public SearchSpace(int numLayers, List<String> scopes) {
+        if (scopes.isEmpty()) {
+            throw new UserInputException("direction_scopes is empty; allow global, per_layer or both");
+        }
+        this.scopes = List.copyOf(scopes);
         if (numLayers < 2) {
             throw new UserInputException("abliteration needs a model with at least 2 layers, this one has " + numLayers);
         }
@@ -39,7 +50,7 @@ public final class SearchSpace {
     public Map<String, ParameterDistribution> distributions() {
         double l = lastLayer;
         Map<String, ParameterDistribution> space = new LinkedHashMap<>();
-        space.put("direction_scope", new ParameterDistribution.Categorical(List.of("global", "per_layer")));
+        space.put("direction_scope", new ParameterDistribution.Categorical(scopes));
         space.put("direction_index", new ParameterDistribution.FloatRange(0.4 * l, 0.9 * l, false));
         component(space, "attn", 0.8, 1.5, l);
         component(space, "mlp", -0.25, 1.5, l);

@@ -42,9 +42,13 @@ public final class StudyLoop {
     private final AtomicBoolean stopRequested;
 
     public StudyLoop(Abliterator abliterator, List<ScorerInstance> scorers, AtomicBoolean stopRequested) {
+        this(abliterator, scorers, stopRequested, new SearchSpace(abliterator.numLayers()));
+    }
+
+    public StudyLoop(Abliterator abliterator, List<ScorerInstance> scorers, AtomicBoolean stopRequested, SearchSpace space) {
         this.abliterator = abliterator;
         this.scorers = List.copyOf(scorers);
-        this.space = new SearchSpace(abliterator.numLayers());
+        this.space = space;
         this.stopRequested = stopRequested;
     }
 

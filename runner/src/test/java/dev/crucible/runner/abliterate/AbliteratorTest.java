@@ -54,8 +54,11 @@ class AbliteratorTest {
         ModelInitializer.write(new ModelInitializer.Spec(Architecture.LLAMA, 32, 3, 4, 2, 8, 64, 400, true, DType.F32, 5, 256, 10000, 0.2), model, false);
         host = new Host(new RunnerEnvironment(Map.of(), Optional.empty()), AbliteratorTest.class.getClassLoader());
         session = ModelSession.open(host, DeviceRequest.parse("cpu"), OptionalInt.of(1), model.toString(), "auto");
-        abliterator = new Abliterator(session, new Abliterator.Prompts(BAD, GOOD, BAD.subList(0, 2), GOOD.subList(0, 2)),
-                new Abliterator.Options(Optional.of("You are a helpful assistant."), "", 8, 0, RowNormalization.FULL, 1.0, true, 17));
+        Optional<String> system = Optional.of("You are a helpful assistant.");
+        abliterator = new Abliterator(session, new Abliterator.Prompts(new Abliterator.PromptGroup(BAD, system),
+                new Abliterator.PromptGroup(GOOD, system), new Abliterator.PromptGroup(BAD.subList(0, 2), system),
+                new Abliterator.PromptGroup(GOOD.subList(0, 2), system)),
+                new Abliterator.Options("", 8, 0, RowNormalization.FULL, 3, 1.0, true, 17));
         abliterator.prepare(line -> { });
     }
 

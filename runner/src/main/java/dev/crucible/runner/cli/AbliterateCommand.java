@@ -1,0 +1,493 @@
+package dev.crucible.runner.cli;
+
+import com.github.freva.asciitable.AsciiTable;
+import com.github.freva.asciitable.Column;
+import com.github.freva.asciitable.HorizontalAlign;
+import dev.crucible.api.UserInputException;
+import dev.crucible.api.backend.DeviceRequest;
+import dev.crucible.api.scoring.Optimization;
+import dev.crucible.api.scoring.Score;
+import dev.crucible.api.scoring.ScorerProvider;
+import dev.crucible.runner.Host;
+import dev.crucible.runner.abliterate.Abliterator;
+import dev.crucible.runner.abliterate.AblationParameters;
+import dev.crucible.runner.abliterate.ParetoPlot;
+import dev.crucible.runner.abliterate.ResponsePrefix;
+import dev.crucible.runner.abliterate.RowNormalization;
+import dev.crucible.runner.abliterate.SearchSpace;
+import dev.crucible.runner.abliterate.StudyLoop;
+import dev.crucible.runner.abliterate.TrialSelection;
+import dev.crucible.runner.abliterate.config.AbliterationSettings;
+import dev.crucible.runner.abliterate.config.ScorerSpec;
+import dev.crucible.runner.abliterate.config.Setting;
+import dev.crucible.runner.abliterate.config.SettingsLoader;
+import dev.crucible.runner.export.ModelExporter;
+import dev.crucible.runner.export.PeftAdapterWriter;
+import dev.crucible.runner.export.Reproduction;
+import dev.crucible.runner.finetune.DemoModel;
+import dev.crucible.runner.plugins.Discovered;
+import dev.crucible.runner.prompts.PromptLoader;
+import dev.crucible.runner.prompts.PromptSourceSpec;
+import dev.crucible.runner.session.ModelSession;
+import dev.crucible.runner.study.FrozenTrial;
+import dev.crucible.runner.study.Objective;
+import dev.crucible.runner.study.OnExisting;
+import dev.crucible.runner.study.Study;
+import dev.crucible.runner.study.StudyHeader;
+import dev.crucible.runner.study.StudyJournal;
+import dev.crucible.runner.study.TpeSampler;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicBoolean;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code runner abliterate}: the method of docs/abliteration-method.md end to end. Settings come from flags,
+ * {@code CRUCIBLE_*} variables, {@code config.toml} and defaults (in that order); the flags are generated from
+ * the settings table so they can never drift from the config keys.
+ */
+@Command(name = "abliterate", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Find refusal directions, search edit parameters with multi-objective TPE (refusals vs KL "
+                + "divergence), journal every trial, print the Pareto front, and export a chosen trial.",
+                "Without --model it runs on the embedded demo model with the bundled prompt sets.",
+                "Every setting is also a config.toml key and a CRUCIBLE_<KEY> variable (see config.example.toml)."})
+public final class AbliterateCommand implements Callable<Integer> {
+    private static final Map<Setting, String> HELP = new LinkedHashMap<>();
+
+    static {
+        HELP.put(Setting.MODEL, "A model folder or org/name[@revision] (default: the embedded demo model).");
+        HELP.put(Setting.DEVICE, "auto, cpu, cuda, cuda:N, xla, tpu, mps or xpu (default: auto).");
+        HELP.put(Setting.DTYPE, "auto, float32, bfloat16 or float16 (default: auto).");
+        HELP.put(Setting.THREADS, "CPU compute threads; 0 = one per core (default).");
+        HELP.put(Setting.HEADLESS, "Never ask: every question takes its flag's answer or its default.");
+        HELP.put(Setting.SEED, "Seed of the whole study (default: random, printed).");
+        HELP.put(Setting.N_TRIALS, "Trials in the study (default: 200).");
+        HELP.put(Setting.N_STARTUP_TRIALS, "Random trials before TPE takes over (default: 60).");
+        HELP.put(Setting.N_CANDIDATES, "TPE candidates per step (default: 128).");
+        HELP.put(Setting.MAX_RESPONSE_LENGTH, "Tokens generated per scored response (default: 100).");
+        HELP.put(Setting.BATCH_SIZE, "Prompts per batch; 0 = the backend chooses (default).");
+        HELP.put(Setting.ROW_NORMALIZATION, "none, pre or full (default: full).");
+        HELP.put(Setting.WINSORIZATION_QUANTILE, "Clamp residuals to this quantile of their magnitudes; 1 = off (default).");
+        HELP.put(Setting.ORTHOGONALIZE, "Orthogonalize directions against the harmless mean (default: true).");
+        HELP.put(Setting.DIRECTION_SCOPES, "Scopes the optimizer may use: global,per_layer (default: both).");
+        HELP.put(Setting.LORA_RANK, "Rank of the adapter in full row normalization (default: 3).");
+        HELP.put(Setting.GOOD_PROMPTS, "Harmless training prompts, e.g. data.csv:prompt[:400] (default: bundled).");
+        HELP.put(Setting.BAD_PROMPTS, "Harmful training prompts (default: bundled).");
+        HELP.put(Setting.GOOD_TEST_PROMPTS, "Harmless evaluation prompts (default: bundled).");
+        HELP.put(Setting.BAD_TEST_PROMPTS, "Harmful evaluation prompts (default: bundled).");
+        HELP.put(Setting.SYSTEM_PROMPT, "System prompt of every set (default: You are a helpful assistant.).");
+        HELP.put(Setting.RESPONSE_PREFIX, "Text after the generation prompt; auto detects a thought block (default).");
+        HELP.put(Setting.MAX_KL, "Largest KL divergence --trial best accepts (default: 0.5).");
+        HELP.put(Setting.STUDY_DIR, "Study folder (default: studies/<model name>).");
+        HELP.put(Setting.ON_EXISTING, "continue, restart or exit when the study exists (default: ask; headless: continue).");
+        HELP.put(Setting.EXPORT_FORMAT, "merged or adapter, for --export-dir (default: merged).");
+        HELP.put(Setting.EXPORT_DIR, "Export folder (same as --export / --export-adapter).");
+        HELP.put(Setting.EXPORT_TRIAL, "Trial number to export (same as --trial N).");
+        HELP.put(Setting.MAX_SHARD_SIZE, "Largest safetensors shard on export, e.g. 5GB (default).");
+    }
+
+    private final Host host;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--config", paramLabel = "FILE", order = -10,
+            description = "Settings file (default: ./config.toml when present, or $CRUCIBLE_CONFIG).")
+    Path config;
+
+    @Option(names = "--trial", paramLabel = "N|best",
+            description = "The trial to export: a number, or best = on the front, fewest refusals with KL at most --max-kl (ties: lower KL).")
+    String trial;
+
+    @Option(names = "--export", paramLabel = "DIR", description = "Write the chosen trial as a merged Hugging Face model folder.")
+    Path export;
+
+    @Option(names = "--export-adapter", paramLabel = "DIR", description = "Write the chosen trial as a PEFT adapter folder.")
+    Path exportAdapter;
+
+    @Option(names = "--force", description = "Replace export folders that exist.")
+    boolean force;
+
+    @Option(names = "--json", description = "At the end print one JSON object: base scores, every trial, the front, the chosen trial.")
+    boolean json;
+
+    AbliterateCommand(Host host) {
+        this.host = host;
+    }
+
+    /** Adds one option per setting that has a flag; called once when the command line is built. */
+    public static void addSettingOptions(CommandSpec command) {
+        for (Setting setting : Setting.values()) {
+            setting.flag().filter(flag -> !command.optionsMap().containsKey(flag)).ifPresent(flag -> {
+                OptionSpec.Builder option = OptionSpec.builder(flag).type(String.class)
+                        .description(HELP.getOrDefault(setting, "config key " + setting.key()) + " [" + setting.envName() + "]")
+                        .paramLabel(setting.key().toUpperCase(Locale.ROOT));
+                if (setting == Setting.HEADLESS || setting == Setting.ORTHOGONALIZE) {
+                    option.arity("0..1").fallbackValue("true");
+                }
+                command.addOption(option.build());
+            });
+        }
+    }
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        // In --json mode stdout carries only the final object; everything a person reads goes to stderr.
+        PrintWriter log = json ? err : out;
+        AbliterationSettings settings = SettingsLoader.load(Optional.ofNullable(config), host.environment().env(),
+                commandLineOverrides(), Path.of("").toAbsolutePath());
+        log.println(settings.seedGenerated()
+                ? "seed " + settings.seed() + " (drawn at random; pass --seed " + settings.seed() + " to repeat this run)"
+                : "seed " + settings.seed());
+        Optional<Path> exportDir = exportTarget(settings);
+        boolean adapterExport = exportAdapter != null || (export == null && settings.exportFormat().name().equals("ADAPTER"));
+        exportDir.ifPresent(dir -> checkExportTarget(dir));
+        List<StudyLoop.ScorerInstance> scorers = scorers(settings.scorers());
+        Abliterator.Prompts prompts = loadPrompts(settings);
+        String modelSpec = settings.model().orElseGet(() -> DemoModel.locate(host.environment()).orElseThrow(() ->
+                new UserInputException("no --model given and the embedded demo model was not found (demo-model/ in the repository)")).toString());
+        log.println("model " + modelSpec);
+
+        AtomicBoolean stop = new AtomicBoolean();
+        try (ModelSession session = ModelSession.open(host, DeviceRequest.parse(settings.device()), threads(settings), modelSpec, settings.dtype());
+             Interrupts interrupts = Interrupts.install(stop, log)) {
+            log.println("device " + session.backend().id() + ", " + session.model().dtype().userName() + ", "
+                    + session.config().numLayers() + " layers");
+            String prefix = responsePrefix(settings, session, prompts);
+            Abliterator abliterator = new Abliterator(session, prompts, new Abliterator.Options(prefix,
+                    settings.maxResponseLength(), settings.batchSize(), RowNormalization.valueOf(settings.rowNormalization().name()),
+                    settings.loraRank(), settings.winsorizationQuantile(), settings.orthogonalize(), settings.seed()));
+            abliterator.prepare(line -> log.println("computing " + line + " ..."));
+            StudyLoop loop = new StudyLoop(abliterator, scorers, stop, new SearchSpace(session.config().numLayers(),
+                    settings.directionScopes().stream().map(scope -> scope.name().toLowerCase(Locale.ROOT)).toList()));
+            List<Objective> objectives = scorers.stream().map(StudyLoop.ScorerInstance::objective).toList();
+            Path studyDir = settings.studyDir().orElse(Path.of("studies", folderName(session.modelDir())));
+            StudyHeader header = StudyHeader.of(settings.seed(), objectives, loop.space().distributions(), identity(settings, session, prefix));
+            try (StudyJournal journal = openJournal(studyDir, header, settings, log)) {
+                Study study = new Study(objectives, new TpeSampler(new TpeSampler.Settings(settings.nStartupTrials(),
+                        settings.nCandidates(), TpeSampler.Settings.DEFAULT_PRIOR_WEIGHT)), journal.header().seed());
+                journal.trials().forEach(study::replay);
+                if (!journal.trials().isEmpty()) {
+                    log.println("continuing study " + studyDir + " at trial " + study.nextTrialNumber());
+                }
+                List<Score> baselines = loop.baselines();
+                log.println("base model: " + describe(objectives, baselines));
+                TrialProgress progress = new TrialProgress(log, settings.nTrials(), study.trials().size(), objectives);
+                loop.run(study, journal, settings.nTrials(), progress);
+                progress.close();
+                if (stop.get()) {
+                    log.println("stopped by Ctrl+C after " + study.trials().size() + " trials; continue later with the same --study");
+                }
+                List<FrozenTrial> front = study.paretoFront();
+                printFront(log, front, objectives);
+                log.println("time: " + abliterator.timings());
+                Path plot = studyDir.resolve("pareto_front.png");
+                writePlot(plot, study.trials(), front, objectives, baselines);
+                log.println("plot: " + plot);
+
+                Optional<FrozenTrial> chosen = choose(settings, study, objectives, log);
+                if (chosen.isPresent() && exportDir.isPresent() && !stop.get()) {
+                    exportTrial(session, abliterator, chosen.get(), exportDir.get(), adapterExport, settings, baselines, objectives, log);
+                }
+                if (json) {
+                    out.println(Json.write(StudyReport.of(objectives, baselines, study.trials(), front, chosen, settings)));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return stop.get() ? 130 : 0;
+    }
+
+    /** The flags the user gave, by config key; options not given are absent so lower layers keep their say. */
+    private Map<String, Object> commandLineOverrides() {
+        Map<String, Object> overrides = new LinkedHashMap<>();
+        CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+        for (Setting setting : Setting.values()) {
+            setting.flag().filter(parsed::hasMatchedOption).ifPresent(flag -> overrides.put(setting.key(), parsed.matchedOptionValue(flag, "")));
+        }
+        if (trial != null && !trial.equalsIgnoreCase("best")) {
+            overrides.put(Setting.EXPORT_TRIAL.key(), trial);
+        }
+        return overrides;
+    }
+
+    private Optional<Path> exportTarget(AbliterationSettings settings) {
+        if (export != null && exportAdapter != null) {
+            throw new UserInputException("give --export or --export-adapter, not both");
+        }
+        if (export != null) {
+            return Optional.of(export);
+        }
+        return exportAdapter != null ? Optional.of(exportAdapter) : settings.exportDir();
+    }
+
+    /** An export that would fail at the end is refused now, before hours of work. */
+    private void checkExportTarget(Path dir) {
+        if (Files.exists(dir) && !force) {
+            throw new UserInputException(dir + " already exists; pass --force to replace it, or choose another folder");
+        }
+    }
+
+    private OptionalInt threads(AbliterationSettings settings) {
+        return settings.threads() > 0 ? OptionalInt.of(settings.threads()) : OptionalInt.empty();
+    }
+
+    private List<StudyLoop.ScorerInstance> scorers(List<ScorerSpec> specs) {
+        Map<String, ScorerProvider> providers = new LinkedHashMap<>();
+        for (Discovered<ScorerProvider> found : host.scorers()) {
+            providers.put(found.service().name(), found.service());
+        }
+        settingsScorersCheck(specs, providers);
+        List<StudyLoop.ScorerInstance> out = new ArrayList<>();
+        for (ScorerSpec s : specs) {
+            ScorerProvider provider = providers.get(s.plugin());
+            var scorer = provider.create(s.instanceName(), s.settings());
+            out.add(new StudyLoop.ScorerInstance(scorer, new Objective(s.instanceName(), s.optimization().orElse(scorer.defaultOptimization()))));
+        }
+        if (out.stream().noneMatch(s -> s.objective().direction() != Optimization.NONE)) {
+            throw new UserInputException("no scorer is optimized: give at least one scorer with optimization minimize or maximize");
+        }
+        return out;
+    }
+
+    private static void settingsScorersCheck(List<ScorerSpec> specs, Map<String, ScorerProvider> providers) {
+        for (ScorerSpec s : specs) {
+            if (!providers.containsKey(s.plugin())) {
+                throw new UserInputException("unknown scorer '" + s.plugin() + "' (installed: " + String.join(", ", providers.keySet())
+                        + "; drop a scorer jar into the plugins folder to add one)");
+            }
+        }
+    }
+
+    private Abliterator.Prompts loadPrompts(AbliterationSettings settings) {
+        return new Abliterator.Prompts(group(settings.badPrompts(), settings), group(settings.goodPrompts(), settings),
+                group(settings.badTestPrompts(), settings), group(settings.goodTestPrompts(), settings));
+    }
+
+    private Abliterator.PromptGroup group(PromptSourceSpec source, AbliterationSettings settings) {
+        List<String> texts = PromptLoader.load(source, Path.of("").toAbsolutePath(), host.environment().env());
+        String system = settings.systemPromptFor(source);
+        return new Abliterator.PromptGroup(texts, system.isEmpty() ? Optional.empty() : Optional.of(system));
+    }
+
+    private static String responsePrefix(AbliterationSettings settings, ModelSession session, Abliterator.Prompts prompts) {
+        String configured = settings.responsePrefix().orElse(AbliterationSettings.AUTO);
+        if (!configured.equals(AbliterationSettings.AUTO)) {
+            return configured;
+        }
+        List<String> sample = new ArrayList<>(prompts.harmfulTrain().texts().subList(0, Math.min(4, prompts.harmfulTrain().texts().size())));
+        sample.addAll(prompts.harmlessTrain().texts().subList(0, Math.min(4, prompts.harmlessTrain().texts().size())));
+        return ResponsePrefix.detect(session, sample, prompts.harmfulTrain().systemPrompt());
+    }
+
+    /** What must not change within a study: a continued study with other settings is refused. */
+    private static Map<String, Object> identity(AbliterationSettings s, ModelSession session, String prefix) {
+        Map<String, Object> id = new LinkedHashMap<>();
+        id.put("model", session.modelDir().toAbsolutePath().toString());
+        id.put("config_sha256", dev.crucible.runner.export.FileHashes.sha256(session.modelDir().resolve("config.json")));
+        id.put("dtype", session.model().dtype().userName());
+        id.put("good_prompts", s.goodPrompts().toString());
+        id.put("bad_prompts", s.badPrompts().toString());
+        id.put("good_test_prompts", s.goodTestPrompts().toString());
+        id.put("bad_test_prompts", s.badTestPrompts().toString());
+        id.put("system_prompt", s.systemPrompt());
+        id.put("response_prefix", prefix);
+        id.put("max_response_length", s.maxResponseLength());
+        id.put("row_normalization", s.rowNormalization().name().toLowerCase(Locale.ROOT));
+        id.put("winsorization_quantile", s.winsorizationQuantile());
+        id.put("orthogonalize", s.orthogonalize());
+        id.put("n_startup_trials", s.nStartupTrials());
+        id.put("n_candidates", s.nCandidates());
+        id.put("scorers", s.scorers().stream().map(ScorerSpec::toString).toList());
+        return id;
+    }
+
+    private StudyJournal openJournal(Path dir, StudyHeader header, AbliterationSettings settings, PrintWriter log) throws IOException {
+        OnExisting mode = settings.onExisting().orElse(null);
+        if (mode == null) {
+            boolean exists = Files.isRegularFile(dir.resolve(StudyJournal.FILE_NAME));
+            mode = exists && !settings.headless() && Interactive.available()
+                    ? OnExisting.parse(Interactive.ask(log, "study " + dir + " exists: continue, restart or exit? [continue] ", "continue"))
+                    : OnExisting.CONTINUE;
+        }
+        StudyJournal journal = StudyJournal.open(dir, header, mode);
+        journal.backup().ifPresent(b -> log.println("restarting: the old journal was kept as " + b));
+        return journal;
+    }
+
+    private static String describe(List<Objective> objectives, List<Score> scores) {
+        List<String> parts = new ArrayList<>();
+        for (int i = 0; i < objectives.size(); i++) {
+            parts.add(label(objectives.get(i).name()) + ": " + scores.get(i).display());
+        }
+        return String.join(", ", parts);
+    }
+
+    static String label(String instance) {
+        return switch (instance) {
+            case "refusals" -> "Refusals";
+            case "kl_divergence" -> "KL divergence";
+            default -> instance;
+        };
+    }
+
+    private static void printFront(PrintWriter log, List<FrozenTrial> front, List<Objective> objectives) {
+        log.println();
+        log.println("Pareto front (" + front.size() + " trials):");
+        List<Column> columns = new ArrayList<>();
+        List<FrozenTrial> rows = front.stream().sorted(java.util.Comparator.comparingDouble(t -> t.scores().getFirst().value())).toList();
+        columns.add(new Column().header("trial").dataAlign(HorizontalAlign.RIGHT));
+        for (Objective o : objectives) {
+            columns.add(new Column().header(label(o.name())).dataAlign(HorizontalAlign.RIGHT));
+        }
+        columns.add(new Column().header("parameters").dataAlign(HorizontalAlign.LEFT).maxWidth(90));
+        String[][] data = new String[rows.size()][];
+        for (int r = 0; r < rows.size(); r++) {
+            FrozenTrial t = rows.get(r);
+            List<String> cells = new ArrayList<>();
+            cells.add(Integer.toString(t.number()));
+            t.scores().forEach(s -> cells.add(s.display()));
+            cells.add(AblationParameters.fromTrial(t.params()).toString());
+            data[r] = cells.toArray(String[]::new);
+        }
+        log.println(AsciiTable.getTable(AsciiTable.BASIC_ASCII_NO_DATA_SEPARATORS, columns.toArray(Column[]::new), data));
+        for (FrozenTrial t : rows) {
+            log.println("[Trial " + t.number() + "] " + describe(objectives, t.scores()));
+        }
+    }
+
+    private static void writePlot(Path file, List<FrozenTrial> trials, List<FrozenTrial> front, List<Objective> objectives,
+                                  List<Score> baselines) {
+        int x = index(objectives, "kl_divergence", 1);
+        int y = index(objectives, "refusals", 0);
+        if (objectives.size() < 2 || x == y) {
+            return;
+        }
+        List<ParetoPlot.Point> all = trials.stream().map(t -> new ParetoPlot.Point(t.number(), t.scores().get(x).value(), t.scores().get(y).value())).toList();
+        List<ParetoPlot.Point> frontPoints = front.stream().map(t -> new ParetoPlot.Point(t.number(), t.scores().get(x).value(), t.scores().get(y).value())).toList();
+        ParetoPlot.write(file, "Abliteration trials: " + label(objectives.get(y).name()) + " vs " + label(objectives.get(x).name()),
+                label(objectives.get(x).name()), label(objectives.get(y).name()), all, frontPoints,
+                new ParetoPlot.Point(-1, baselines.get(x).value(), baselines.get(y).value()));
+    }
+
+    private static int index(List<Objective> objectives, String name, int fallback) {
+        for (int i = 0; i < objectives.size(); i++) {
+            if (objectives.get(i).name().equals(name)) {
+                return i;
+            }
+        }
+        return Math.min(fallback, objectives.size() - 1);
+    }
+
+    private Optional<FrozenTrial> choose(AbliterationSettings settings, Study study, List<Objective> objectives, PrintWriter log) {
+        if (study.trials().isEmpty()) {
+            return Optional.empty();
+        }
+        if (trial != null && trial.equalsIgnoreCase("best")) {
+            Optional<FrozenTrial> best = TrialSelection.best(study.paretoFront(), objectives, settings.maxKl());
+            if (best.isEmpty()) {
+                log.println("no trial on the front has KL divergence at most " + settings.maxKl() + "; raise --max-kl to choose one");
+            }
+            return best;
+        }
+        if (settings.exportTrial().isPresent()) {
+            return Optional.of(TrialSelection.byNumber(study.trials(), settings.exportTrial().getAsInt()));
+        }
+        if (exportTarget(settings).isPresent() && !settings.headless() && Interactive.available()) {
+            String answer = Interactive.ask(log, "export which trial? (number, best, or Enter to skip) ", "");
+            if (answer.isBlank()) {
+                return Optional.empty();
+            }
+            return answer.equalsIgnoreCase("best") ? TrialSelection.best(study.paretoFront(), objectives, settings.maxKl())
+                    : Optional.of(TrialSelection.byNumber(study.trials(), TrialSelection.parseNumber(answer)));
+        }
+        return Optional.empty();
+    }
+
+    private void exportTrial(ModelSession session, Abliterator abliterator, FrozenTrial chosen, Path dir, boolean adapter,
+                             AbliterationSettings settings, List<Score> baselines, List<Objective> objectives, PrintWriter log) {
+        AblationParameters parameters = AblationParameters.fromTrial(chosen.params());
+        log.println("exporting trial " + chosen.number() + " (" + describe(objectives, chosen.scores()) + ") to " + dir + " ...");
+        var adapters = abliterator.adapters(parameters);
+        Reproduction reproduction = new Reproduction(settings, chosen, objectives, baselines, session, adapter ? "adapter" : "merged");
+        if (adapter) {
+            int rank = adapters.values().stream().mapToInt(f -> (int) f.a().shape()[0]).max().orElse(1);
+            PeftAdapterWriter.write(dir, force, adapters, new PeftAdapterWriter.Config(session.modelDir().toString(), rank, rank, 0,
+                    List.copyOf(adapters.keySet())), reproduction::writeInto);
+        } else {
+            session.model().zeroAdapters();
+            adapters.forEach(session.model()::setAdapter);
+            ModelExporter.exportMerged(session, dir, settings.maxShardSize(), force, reproduction::writeInto);
+        }
+        log.println("exported " + dir + " (reproduce.json records settings, scores and SHA-256 of every file)");
+    }
+
+    private static String folderName(Path modelDir) {
+        Path name = modelDir.toAbsolutePath().normalize().getFileName();
+        // A hub snapshot folder is a commit hash: name the study after the repository instead.
+        if (name != null && name.toString().matches("[0-9a-f]{40}") && modelDir.toAbsolutePath().normalize().getParent() != null) {
+            Path repo = modelDir.toAbsolutePath().normalize().getParent().getParent();
+            if (repo != null) {
+                return repo.getFileName().toString().replaceFirst("^models--", "");
+            }
+        }
+        return name == null ? "model" : name.toString();
+    }
+
+    /** Shown while trials run: a progress bar with ETA and one line per finished trial. */
+    static final class TrialProgress implements StudyLoop.Listener, AutoCloseable {
+        private final PrintWriter log;
+        private final int target;
+        private final List<Objective> objectives;
+        private final long start = System.nanoTime();
+        private final int already;
+        private int done;
+
+        TrialProgress(PrintWriter log, int target, int already, List<Objective> objectives) {
+            this.log = log;
+            this.target = target;
+            this.already = already;
+            this.done = already;
+            this.objectives = objectives;
+        }
+
+        @Override
+        public void trialStarted(int number, AblationParameters parameters) {
+        }
+
+        @Override
+        public void trialFinished(FrozenTrial trial, AblationParameters parameters) {
+            done++;
+            double perTrial = (System.nanoTime() - start) / 1e9 / Math.max(1, done - already);
+            Duration eta = Duration.ofSeconds(Math.round(perTrial * (target - done)));
+            log.println("[Trial " + trial.number() + "] " + describe(objectives, trial.scores()) + "  (" + parameters + ")");
+            log.println(ProgressLine.render(done, target, eta, perTrial));
+            log.flush();
+        }
+
+        @Override
+        public void close() {
+            log.flush();
+        }
+    }
+}
