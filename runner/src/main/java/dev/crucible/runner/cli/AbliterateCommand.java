@@ -163,8 +163,7 @@ public final class AbliterateCommand implements Callable<Integer> {
         exportDir.ifPresent(dir -> checkExportTarget(dir));
         List<StudyLoop.ScorerInstance> scorers = scorers(settings.scorers());
         Abliterator.Prompts prompts = loadPrompts(settings);
-        String modelSpec = settings.model().orElseGet(() -> DemoModel.locate(host.environment()).orElseThrow(() ->
-                new UserInputException("no --model given and the embedded demo model was not found (demo-model/ in the repository)")).toString());
+        String modelSpec = settings.model().orElseGet(() -> DemoModel.require(host.environment()).toString());
         log.println("model " + modelSpec);
 
         AtomicBoolean stop = new AtomicBoolean();
