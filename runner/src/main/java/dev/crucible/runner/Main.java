@@ -30,6 +30,8 @@ public final class Main {
             cli.setOut(out);
             cli.setErr(err);
             cli.setCaseInsensitiveEnumValuesAllowed(true);
+            // A flag given twice takes its last value, as in most command-line tools (and handy in scripts).
+            cli.setOverwrittenOptionsAllowed(true);
             cli.setParameterExceptionHandler((ex, ignoredArgs) -> {
                 CommandLine command = ex.getCommandLine();
                 err.println("error: " + oneLine(ex.getMessage()) + " (see '" + command.getCommandSpec().qualifiedName() + " --help')");

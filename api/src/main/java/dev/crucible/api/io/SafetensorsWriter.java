@@ -197,10 +197,18 @@ public final class SafetensorsWriter {
     }
 
     private static void writeSegment(FileChannel channel, MemorySegment segment) throws IOException {
-        // ByteBuffers stop at 2 GiB, so large tensors go out in slices.
+        // ByteBuffers stop at 2 GiB, so large tensors go out in slices. A segment over a float[] or short[] (host
+        // tensors made from Java arrays) cannot be viewed as a ByteBuffer: its bytes are copied out chunk by chunk.
+        boolean viewable = segment.isNative() || segment.heapBase().map(base -> base instanceof byte[]).orElse(false);
+        byte[] chunk = viewable ? null : new byte[(int) Math.min(WRITE_CHUNK_BYTES, segment.byteSize())];
         for (long offset = 0; offset < segment.byteSize(); offset += WRITE_CHUNK_BYTES) {
             long length = Math.min(WRITE_CHUNK_BYTES, segment.byteSize() - offset);
-            writeFully(channel, segment.asSlice(offset, length).asByteBuffer());
+            if (viewable) {
+                writeFully(channel, segment.asSlice(offset, length).asByteBuffer());
+            } else {
+                MemorySegment.copy(segment, offset, MemorySegment.ofArray(chunk), 0, length);
+                writeFully(channel, ByteBuffer.wrap(chunk, 0, (int) length));
+            }
         }
     }
 

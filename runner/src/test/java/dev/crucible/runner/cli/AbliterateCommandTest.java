@@ -1,0 +1,196 @@
+package dev.crucible.runner.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.crucible.api.model.Architecture;
+import dev.crucible.api.model.DType;
+import dev.crucible.runner.export.FileHashes;
+import dev.crucible.runner.model.ModelInitializer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.jar.Attributes;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+import javax.tools.JavaCompiler;
+import javax.tools.ToolProvider;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code runner abliterate} as a user runs it, on a tiny random model with small prompt sets. */
+class AbliterateCommandTest {
+    @TempDir
+    static Path temp;
+    static Path model;
+
+    @BeforeAll
+    static void makeModel() {
+        model = temp.resolve("tiny");
+        ModelInitializer.write(new ModelInitializer.Spec(Architecture.LLAMA, 32, 3, 4, 2, 8, 64, 400, true, DType.F32, 9,
+                256, 10000, 0.3), model, false);
+    }
+
+    private static List<String> args(Path study, String... more) {
+        List<String> args = new ArrayList<>(List.of("abliterate", "--model", model.toString(), "--threads", "1",
+                "--trials", "3", "--startup-trials", "2", "--max-response-length", "4",
+                "--good-prompts", "bundled:harmless/train[:8]", "--bad-prompts", "bundled:harmful/train[:8]",
+                "--good-test-prompts", "bundled:harmless/test[:4]", "--bad-test-prompts", "bundled:harmful/test[:4]",
+                "--study", study.toString(), "--headless"));
+        args.addAll(Arrays.asList(more));
+        return args;
+    }
+
+    private static RunnerCli run(Map<String, String> env, List<String> args) {
+        return RunnerCli.run(env, args.toArray(String[]::new));
+    }
+
+    @Test
+    void sameSeedExportsByteIdenticalModels() throws Exception {
+        List<String> hashes = new ArrayList<>();
+        for (String name : List.of("a", "b")) {
+            Path out = temp.resolve("export-" + name);
+            RunnerCli r = run(Map.of(), args(temp.resolve("study-" + name), "--seed", "11", "--trial", "best", "--max-kl", "100",
+                    "--export", out.toString(), "--json"));
+            assertEquals(0, r.exit(), r.err());
+            JsonNode report = Json.mapper().readTree(r.out());
+            assertEquals(3, report.get("trials").size());
+            assertTrue(report.get("chosen").has("number"));
+            assertTrue(report.get("base").has("refusals") && report.get("base").has("kl_divergence"), report.toString());
+            hashes.add(FileHashes.sha256(out.resolve("model.safetensors")));
+            JsonNode reproduce = Json.mapper().readTree(out.resolve("reproduce.json").toFile());
+            assertEquals(hashes.getLast(), reproduce.get("files_sha256").get("model.safetensors").asText());
+            assertEquals(11, reproduce.get("seed").asInt());
+            assertTrue(Files.isRegularFile(temp.resolve("study-" + name).resolve("pareto_front.png")));
+        }
+        assertEquals(hashes.get(0), hashes.get(1));
+    }
+
+    @Test
+    void adapterExportIsAPeftFolder() throws Exception {
+        Path out = temp.resolve("adapter");
+        RunnerCli r = run(Map.of(), args(temp.resolve("study-adapter"), "--seed", "3", "--trial", "0", "--export-adapter", out.toString()));
+        assertEquals(0, r.exit(), r.err());
+        JsonNode config = Json.mapper().readTree(out.resolve("adapter_config.json").toFile());
+        assertEquals("LORA", config.get("peft_type").asText());
+        assertTrue(Files.isRegularFile(out.resolve("adapter_model.safetensors")));
+        assertTrue(r.out().contains("[Trial 0]"), r.out());
+        assertTrue(r.out().contains("Pareto front"), r.out());
+    }
+
+    @Test
+    void aStudyContinuesWhereItStopped() throws Exception {
+        Path study = temp.resolve("study-continue");
+        assertEquals(0, run(Map.of(), args(study, "--seed", "5")).exit());
+        List<String> more = args(study, "--seed", "5");
+        more.set(more.indexOf("--trials") + 1, "5");
+        RunnerCli r = run(Map.of(), more);
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("continuing study"), r.out());
+        assertTrue(r.out().contains("[Trial 4]") && !r.out().contains("[Trial 0]  ("), r.out());
+        assertEquals(6, Files.readAllLines(study.resolve("journal.jsonl")).size());
+        RunnerCli exit = run(Map.of(), args(study, "--seed", "5", "--on-existing", "exit"));
+        assertEquals(2, exit.exit());
+    }
+
+    @Test
+    void badInputIsOneLineExitTwoAndNothingHalfWritten() throws Exception {
+        Path study = temp.resolve("study-bad");
+        assertUsageError(run(Map.of(), args(study, "--good-prompts", temp.resolve("missing.txt").toString())), "missing.txt");
+        Path empty = Files.writeString(temp.resolve("empty.txt"), "\n\n");
+        assertUsageError(run(Map.of(), args(study, "--bad-prompts", empty.toString())), "empty");
+        Path toml = Files.writeString(temp.resolve("bad.toml"), "n_trials = = 3\n");
+        assertUsageError(run(Map.of(), args(study, "--config", toml.toString())), "bad.toml:1");
+        Path unknownKey = Files.writeString(temp.resolve("unknown.toml"), "n_trails = 3\n");
+        assertUsageError(run(Map.of(), args(study, "--config", unknownKey.toString())), "n_trails");
+        Path scorer = Files.writeString(temp.resolve("scorer.toml"), "[[scorers]]\nplugin = \"nope\"\n");
+        assertUsageError(run(Map.of(), args(study, "--config", scorer.toString())), "unknown scorer 'nope'");
+        Path existing = Files.createDirectories(temp.resolve("exists"));
+        Files.writeString(existing.resolve("keep.txt"), "mine");
+        assertUsageError(run(Map.of(), args(study, "--export", existing.toString(), "--trial", "0")), "already exists");
+        assertEquals("mine", Files.readString(existing.resolve("keep.txt")));
+        assertFalse(Files.exists(study.resolve("journal.jsonl")), "no study was started by a refused run");
+    }
+
+    private static void assertUsageError(RunnerCli r, String mentions) {
+        assertEquals(2, r.exit(), r.out() + r.err());
+        String line = r.err().strip();
+        assertEquals(1, line.lines().count(), line);
+        assertTrue(line.startsWith("error: ") && line.contains(mentions), line);
+        assertFalse(line.contains("Exception"), line);
+    }
+
+    /** A third party's scorer: compiled here against the api, packaged as a plugin jar, found in a plugins folder. */
+    @Test
+    void customScorerJarRunsFromAPluginsFolder() throws Exception {
+        Path plugins = Files.createDirectories(temp.resolve("plugins"));
+        buildScorerJar(plugins.resolve("length-scorer.jar"));
+        Path config = Files.writeString(temp.resolve("custom.toml"), """
+                [[scorers]]
+                plugin = "response_length"
+                optimization = "minimize"
+
+                [[scorers]]
+                plugin = "kl_divergence"
+                """);
+        RunnerCli r = run(Map.of("CRUCIBLE_PLUGINS_DIR", plugins.toString()),
+                args(temp.resolve("study-custom"), "--config", config.toString(), "--seed", "2", "--json"));
+        assertEquals(0, r.exit(), r.err());
+        JsonNode report = Json.mapper().readTree(r.out());
+        assertTrue(report.get("base").has("response_length"), report.toString());
+        assertTrue(report.get("trials").get(0).get("scores").get("response_length").get("value").asDouble() >= 0);
+    }
+
+    private static void buildScorerJar(Path jar) throws IOException {
+        Path src = Files.createDirectories(temp.resolve("scorer-src/example"));
+        Files.writeString(src.resolve("LengthScorer.java"), """
+                package example;
+                import dev.crucible.api.scoring.*;
+                import java.util.Map;
+                public final class LengthScorer implements ScorerProvider {
+                    public String name() { return "response_length"; }
+                    public Scorer create(String instance, Map<String, Object> settings) {
+                        return new Scorer() {
+                            public String name() { return instance; }
+                            public Optimization defaultOptimization() { return Optimization.MINIMIZE; }
+                            public Score baseline(ScoringContext c) { return score(c); }
+                            public Score score(ScoringContext c) {
+                                double mean = c.responses(PromptSet.HARMFUL).stream().mapToInt(String::length).average().orElse(0);
+                                return Score.of(mean);
+                            }
+                        };
+                    }
+                }
+                """);
+        Path classes = Files.createDirectories(temp.resolve("scorer-classes"));
+        JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+        int status = javac.run(null, null, null, "-d", classes.toString(), "-cp", System.getProperty("java.class.path"),
+                src.resolve("LengthScorer.java").toString());
+        assertEquals(0, status, "compiling the example scorer");
+        Manifest manifest = new Manifest();
+        Attributes main = manifest.getMainAttributes();
+        main.put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        main.putValue("Plugin-Id", "length-scorer");
+        main.putValue("Plugin-Version", "1.0.0");
+        try (OutputStream file = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(file, manifest)) {
+            out.putNextEntry(new JarEntry("example/LengthScorer.class"));
+            out.write(Files.readAllBytes(classes.resolve("example/LengthScorer.class")));
+            out.closeEntry();
+            out.putNextEntry(new JarEntry("example/LengthScorer$1.class"));
+            out.write(Files.readAllBytes(classes.resolve("example/LengthScorer$1.class")));
+            out.closeEntry();
+            out.putNextEntry(new JarEntry("META-INF/services/dev.crucible.api.scoring.ScorerProvider"));
+            out.write("example.LengthScorer\n".getBytes());
+            out.closeEntry();
+        }
+    }
+}
