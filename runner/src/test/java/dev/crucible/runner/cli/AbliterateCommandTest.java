@@ -88,6 +88,28 @@ class AbliterateCommandTest {
     }
 
     @Test
+    void evaluateScoresAnExportAgainstItsBase() throws Exception {
+        Path out = temp.resolve("export-evaluated");
+        assertEquals(0, run(Map.of(), args(temp.resolve("study-evaluate"), "--seed", "4", "--trial", "1", "--export", out.toString())).exit());
+        List<String> common = List.of("--threads", "1", "--max-response-length", "4", "--good-test-prompts", "bundled:harmless/test[:4]",
+                "--bad-test-prompts", "bundled:harmful/test[:4]", "--json");
+        List<String> self = new ArrayList<>(List.of("evaluate", "--model", model.toString()));
+        self.addAll(common);
+        RunnerCli same = run(Map.of(), self);
+        assertEquals(0, same.exit(), same.err());
+        JsonNode sameReport = Json.mapper().readTree(same.out());
+        assertEquals(0.0, sameReport.get("scores").get("kl_divergence").get("value").asDouble(), "a model against itself");
+        List<String> edited = new ArrayList<>(List.of("evaluate", "--model", out.toString(), "--base", model.toString()));
+        edited.addAll(common);
+        RunnerCli r = run(Map.of(), edited);
+        assertEquals(0, r.exit(), r.err());
+        JsonNode report = Json.mapper().readTree(r.out());
+        assertTrue(report.get("scores").get("kl_divergence").get("value").asDouble() > 0, report.toString());
+        assertEquals(sameReport.get("base_scores").get("refusals").get("value").asDouble(),
+                report.get("base_scores").get("refusals").get("value").asDouble());
+    }
+
+    @Test
     void aStudyContinuesWhereItStopped() throws Exception {
         Path study = temp.resolve("study-continue");
         assertEquals(0, run(Map.of(), args(study, "--seed", "5")).exit());

@@ -1,0 +1,189 @@
+package dev.crucible.runner.cli;
+
+import com.github.freva.asciitable.AsciiTable;
+import com.github.freva.asciitable.Column;
+import com.github.freva.asciitable.HorizontalAlign;
+import dev.crucible.api.UserInputException;
+import dev.crucible.api.backend.DeviceRequest;
+import dev.crucible.api.scoring.PromptSet;
+import dev.crucible.api.scoring.Score;
+import dev.crucible.api.scoring.ScorerProvider;
+import dev.crucible.runner.Host;
+import dev.crucible.runner.abliterate.ModelOutputs;
+import dev.crucible.runner.abliterate.ResponsePrefix;
+import dev.crucible.runner.abliterate.Timings;
+import dev.crucible.runner.abliterate.config.AbliterationSettings;
+import dev.crucible.runner.abliterate.config.ScorerSpec;
+import dev.crucible.runner.abliterate.config.SettingsLoader;
+import dev.crucible.runner.export.Reproduction;
+import dev.crucible.runner.plugins.Discovered;
+import dev.crucible.runner.prompts.PromptLoader;
+import dev.crucible.runner.prompts.PromptSourceSpec;
+import dev.crucible.runner.session.ModelSession;
+import dev.crucible.runner.study.Objective;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+@Command(name = "evaluate", mixinStandardHelpOptions = true,
+        description = {"Score a model with the configured scorers (default: refusals on the harmful test prompts, KL "
+                + "divergence on the harmless ones), relative to a base model.",
+                "Prompt sets, scorers and generation length come from config.toml / CRUCIBLE_* as for abliterate."})
+public final class EvaluateCommand implements Callable<Integer> {
+    private final Host host;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    DeviceOptions deviceOptions;
+
+    @Option(names = "--model", required = true, paramLabel = "A", description = "The model to score.")
+    String model;
+
+    @Option(names = "--base", paramLabel = "B", description = "The model to compare against (KL divergence is relative to it); default: A itself.")
+    String base;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "Settings file (default: ./config.toml when present).")
+    Path config;
+
+    @Option(names = "--dtype", defaultValue = "auto", description = "auto, float32, bfloat16 or float16 (default: auto).")
+    String dtype;
+
+    @Option(names = "--max-response-length", paramLabel = "N", description = "Tokens per scored response (default: 100).")
+    Integer maxResponseLength;
+
+    @Option(names = "--good-test-prompts", paramLabel = "SOURCE", description = "Harmless evaluation prompts (default: bundled).")
+    String goodTest;
+
+    @Option(names = "--bad-test-prompts", paramLabel = "SOURCE", description = "Harmful evaluation prompts (default: bundled).")
+    String badTest;
+
+    @Option(names = "--json", description = "Print one JSON object: model, base, and per scorer the base and model values.")
+    boolean json;
+
+    EvaluateCommand(Host host) {
+        this.host = host;
+    }
+
+    @Override
+    public Integer call() {
+        Map<String, Object> overrides = new LinkedHashMap<>();
+        if (maxResponseLength != null) {
+            overrides.put("max_response_length", maxResponseLength.toString());
+        }
+        if (goodTest != null) {
+            overrides.put("good_test_prompts", goodTest);
+        }
+        if (badTest != null) {
+            overrides.put("bad_test_prompts", badTest);
+        }
+        AbliterationSettings settings = SettingsLoader.load(Optional.ofNullable(config), host.environment().env(), overrides,
+                Path.of("").toAbsolutePath());
+        List<Named> scorers = scorers(settings);
+        Map<PromptSet, List<String>> texts = new EnumMap<>(PromptSet.class);
+        texts.put(PromptSet.HARMFUL, load(settings.badTestPrompts()));
+        texts.put(PromptSet.HARMLESS, load(settings.goodTestPrompts()));
+        PrintWriter log = json ? spec.commandLine().getErr() : spec.commandLine().getOut();
+        Timings timings = new Timings();
+
+        String baseSpec = base != null ? base : model;
+        List<Score> baselines = new ArrayList<>();
+        ModelOutputs baseOutputs;
+        int baseVocab;
+        log.println("scoring the base " + baseSpec + " ...");
+        try (ModelSession session = open(baseSpec)) {
+            baseVocab = session.config().vocabSize();
+            baseOutputs = outputs(session, settings, texts, timings, null);
+            for (Named s : scorers) {
+                baselines.add(s.scorer().baseline(baseOutputs));
+            }
+            baseOutputs.freeze();
+        }
+        List<Score> scores = new ArrayList<>();
+        log.println("scoring " + model + " ...");
+        try (ModelSession session = open(model)) {
+            if (session.config().vocabSize() != baseVocab) {
+                throw new UserInputException("--model has " + session.config().vocabSize() + " vocabulary rows and --base "
+                        + baseVocab + ": KL divergence needs the same vocabulary");
+            }
+            ModelOutputs outputs = outputs(session, settings, texts, timings, baseOutputs);
+            for (Named s : scorers) {
+                scores.add(s.scorer().score(outputs));
+            }
+        }
+        List<Objective> objectives = scorers.stream().map(Named::objective).toList();
+        if (json) {
+            Map<String, Object> report = new LinkedHashMap<>();
+            report.put("model", model);
+            report.put("base", baseSpec);
+            report.put("base_scores", Reproduction.scores(objectives, baselines));
+            report.put("scores", Reproduction.scores(objectives, scores));
+            spec.commandLine().getOut().println(Json.write(report));
+        } else {
+            String[][] rows = new String[scorers.size()][];
+            for (int i = 0; i < rows.length; i++) {
+                rows[i] = new String[] {AbliterateCommand.label(objectives.get(i).name()), baselines.get(i).display(), scores.get(i).display()};
+            }
+            log.println(AsciiTable.getTable(AsciiTable.BASIC_ASCII_NO_DATA_SEPARATORS, new Column[] {
+                new Column().header("scorer").dataAlign(HorizontalAlign.LEFT),
+                new Column().header("base").dataAlign(HorizontalAlign.RIGHT),
+                new Column().header("model").dataAlign(HorizontalAlign.RIGHT)}, rows));
+            log.println("time: " + timings);
+        }
+        return 0;
+    }
+
+    private record Named(dev.crucible.api.scoring.Scorer scorer, Objective objective) { }
+
+    private List<Named> scorers(AbliterationSettings settings) {
+        Map<String, ScorerProvider> providers = new LinkedHashMap<>();
+        for (Discovered<ScorerProvider> found : host.scorers()) {
+            providers.put(found.service().name(), found.service());
+        }
+        settings.requireKnownScorers(providers.keySet());
+        List<Named> out = new ArrayList<>();
+        for (ScorerSpec s : settings.scorers()) {
+            var scorer = providers.get(s.plugin()).create(s.instanceName(), s.settings());
+            out.add(new Named(scorer, new Objective(s.instanceName(), s.optimization().orElse(scorer.defaultOptimization()))));
+        }
+        return out;
+    }
+
+    private List<String> load(PromptSourceSpec source) {
+        return PromptLoader.load(source, Path.of("").toAbsolutePath(), host.environment().env());
+    }
+
+    private ModelSession open(String spec) {
+        return ModelSession.open(host, DeviceRequest.parse(deviceOptions.device), deviceOptions.threads(host.environment().get("CRUCIBLE_THREADS")), spec, dtype);
+    }
+
+    private static ModelOutputs outputs(ModelSession session, AbliterationSettings settings, Map<PromptSet, List<String>> texts,
+                                        Timings timings, ModelOutputs baseline) {
+        String configured = settings.responsePrefix().orElse(AbliterationSettings.AUTO);
+        Optional<String> system = settings.systemPrompt().isEmpty() ? Optional.empty() : Optional.of(settings.systemPrompt());
+        String prefix = configured.equals(AbliterationSettings.AUTO)
+                ? ResponsePrefix.detect(session, texts.get(PromptSet.HARMLESS), system) : configured;
+        Map<PromptSet, List<int[]>> ids = new EnumMap<>(PromptSet.class);
+        for (PromptSet set : PromptSet.values()) {
+            List<int[]> encoded = new ArrayList<>();
+            for (String text : texts.get(set)) {
+                encoded.add(session.tokenizer().encodeChat(system, text, prefix));
+            }
+            ids.put(set, encoded);
+        }
+        return new ModelOutputs(session, new ModelOutputs.EvaluationPrompts(texts, ids), settings.maxResponseLength(),
+                settings.batchSize(), timings, baseline);
+    }
+}
