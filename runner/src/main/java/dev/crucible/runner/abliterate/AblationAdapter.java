@@ -1,5 +1,6 @@
 package dev.crucible.runner.abliterate;
 
+import dev.crucible.runner.abliterate.config.RowNormalization;
 import java.util.SplittableRandom;
 
 /**

@@ -1,5 +1,6 @@
 package dev.crucible.runner.abliterate;
 
+import dev.crucible.runner.abliterate.config.RowNormalization;
 import dev.crucible.api.io.HostTensor;
 import dev.crucible.api.model.Activations;
 import dev.crucible.api.model.DType;

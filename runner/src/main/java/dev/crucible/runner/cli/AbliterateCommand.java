@@ -1,5 +1,6 @@
 package dev.crucible.runner.cli;
 
+import dev.crucible.runner.abliterate.config.RowNormalization;
 import com.github.freva.asciitable.AsciiTable;
 import com.github.freva.asciitable.Column;
 import com.github.freva.asciitable.HorizontalAlign;
@@ -13,7 +14,6 @@ import dev.crucible.runner.abliterate.Abliterator;
 import dev.crucible.runner.abliterate.AblationParameters;
 import dev.crucible.runner.abliterate.ParetoPlot;
 import dev.crucible.runner.abliterate.ResponsePrefix;
-import dev.crucible.runner.abliterate.RowNormalization;
 import dev.crucible.runner.abliterate.SearchSpace;
 import dev.crucible.runner.abliterate.StudyLoop;
 import dev.crucible.runner.abliterate.TrialSelection;
@@ -173,7 +173,7 @@ public final class AbliterateCommand implements Callable<Integer> {
                     + session.config().numLayers() + " layers");
             String prefix = responsePrefix(settings, session, prompts);
             Abliterator abliterator = new Abliterator(session, prompts, new Abliterator.Options(prefix,
-                    settings.maxResponseLength(), settings.batchSize(), RowNormalization.valueOf(settings.rowNormalization().name()),
+                    settings.maxResponseLength(), settings.batchSize(), settings.rowNormalization(),
                     settings.loraRank(), settings.winsorizationQuantile(), settings.orthogonalize(), settings.seed()));
             abliterator.prepare(line -> log.println("computing " + line + " ..."));
             StudyLoop loop = new StudyLoop(abliterator, scorers, stop, new SearchSpace(session.config().numLayers(),

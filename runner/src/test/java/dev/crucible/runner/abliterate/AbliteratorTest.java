@@ -1,5 +1,6 @@
 package dev.crucible.runner.abliterate;
 
+import dev.crucible.runner.abliterate.config.RowNormalization;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
