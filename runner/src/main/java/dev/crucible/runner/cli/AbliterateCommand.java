@@ -21,6 +21,7 @@ import dev.crucible.runner.abliterate.config.AbliterationSettings;
 import dev.crucible.runner.abliterate.config.ScorerSpec;
 import dev.crucible.runner.abliterate.config.Setting;
 import dev.crucible.runner.abliterate.config.SettingsLoader;
+import dev.crucible.runner.bench.ProcessMemory;
 import dev.crucible.runner.export.ModelExporter;
 import dev.crucible.runner.export.PeftAdapterWriter;
 import dev.crucible.runner.export.Reproduction;
@@ -480,7 +481,8 @@ public final class AbliterateCommand implements Callable<Integer> {
             double perTrial = (System.nanoTime() - start) / 1e9 / Math.max(1, done - already);
             Duration eta = Duration.ofSeconds(Math.round(perTrial * (target - done)));
             log.println("[Trial " + trial.number() + "] " + describe(objectives, trial.scores()) + "  (" + parameters + ")");
-            log.println(ProgressLine.render(done, target, eta, perTrial));
+            log.println(ProgressLine.render(done, target, eta, perTrial)
+                    + ProcessMemory.residentBytes().stream().mapToObj(b -> "  RSS " + DevicesCommand.gib(b)).findFirst().orElse(""));
             log.flush();
         }
 

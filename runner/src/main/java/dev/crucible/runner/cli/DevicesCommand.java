@@ -99,6 +99,6 @@ public final class DevicesCommand implements Callable<Integer> {
     }
 
     static String gib(long bytes) {
-        return String.format(Locale.ROOT, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+        return String.format(Locale.ROOT, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
     }
 }
