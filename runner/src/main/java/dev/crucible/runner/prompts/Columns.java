@@ -22,8 +22,9 @@ final class Columns {
             if (available.contains(requested.get())) {
                 return requested.get();
             }
-            throw new UserInputException("'" + label + "' has no column '" + requested.get() + "'"
-                    + Suggestions.didYouMean(requested.get(), available) + " (columns: " + list(available) + ")");
+            throw new UserInputException("'" + label + "' has no column '" + printable(requested.get()) + "'"
+                    + printable(Suggestions.didYouMean(requested.get(), available)) + " (columns: " + list(available)
+                    + ")");
         }
         if (available.contains(DEFAULT)) {
             return DEFAULT;
@@ -34,12 +35,25 @@ final class Columns {
         if (available.isEmpty()) {
             throw new UserInputException("'" + label + "' has no columns");
         }
-        String first = available.iterator().next();
+        String first = printable(available.iterator().next());
         throw new UserInputException("'" + label + "' has several columns (" + list(available) + ") and none is named"
                 + " 'text': choose one, e.g. '" + label + ":" + first + "' or column = \"" + first + "\"");
     }
 
     private static String list(Collection<String> names) {
-        return String.join(", ", names);
+        return String.join(", ", names.stream().map(Columns::printable).toList());
+    }
+
+    /** Column names come from files; a newline in one must not break a one-line error. */
+    static String printable(String name) {
+        StringBuilder out = new StringBuilder(name.length());
+        name.codePoints().forEach(c -> {
+            if (Character.isISOControl(c)) {
+                out.append(String.format("\\u%04x", c));
+            } else {
+                out.appendCodePoint(c);
+            }
+        });
+        return out.toString();
     }
 }

@@ -50,7 +50,7 @@ final class DatasetFolder {
                     : "found " + dataFiles.stream().limit(5).map(f -> folder.relativize(f).toString())
                     .reduce((a, b) -> a + ", " + b).orElse("") + (dataFiles.size() > 5 ? ", ..." : "");
             throw new UserInputException("'" + label + "' has no files for split '" + split + "' in " + folder + " ("
-                    + found + "): name another split, e.g. @test");
+                    + Columns.printable(found) + "): name another split, e.g. @test");
         }
         Map.Entry<PromptFormat, List<Path>> chosen = byFormat.entrySet().iterator().next();
         List<Path> files = chosen.getValue().stream().sorted(Comparator.comparing(Path::toString)).toList();

@@ -24,7 +24,7 @@ final class ParquetColumn {
             parquet.fields().forEach(field -> fields.putIfAbsent(field.name(), field));
             ParquetFile.Field field = fields.get(Columns.choose(column, fields.keySet(), label));
             if (!field.readable()) {
-                throw new UserInputException("column '" + field.name() + "' of '" + label + "' holds " + field.kind()
+                throw new UserInputException("column '" + Columns.printable(field.name()) + "' of '" + label + "' holds " + field.kind()
                         + ", not text: choose a string column");
             }
             List<String> prompts = new ArrayList<>();

@@ -104,7 +104,7 @@ final class TextFiles {
             what = "the value";
         } else if (row.isObject() && chosen.isPresent()) {
             cell = row.get(chosen.get());
-            what = "column '" + chosen.get() + "'";
+            what = "column '" + Columns.printable(chosen.get()) + "'";
         } else {
             throw new UserInputException(where + ": expected " + (requested.isPresent() ? "an object with '"
                     + requested.get() + "'" : "an object or a string") + ", got " + kind(row));

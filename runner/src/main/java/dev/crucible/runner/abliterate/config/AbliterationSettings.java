@@ -44,11 +44,13 @@ import java.util.OptionalInt;
  * @param systemPrompt          the system prompt of every set that does not give its own
  * @param responsePrefix        text appended after the generation prompt; empty means detect it automatically
  * @param maxKl                 KL divergence above which a trial counts as visibly damaged (0.5)
- * @param studyDir              where the study journal lives; empty lets the command choose one per model
- * @param onExisting            what to do with an existing study; empty means ask (or continue when headless)
+ * @param studyDir              where the study journal lives; empty when not given (the command picks one)
+ * @param onExisting            what to do with an existing study; empty when not given (the command asks, or
+ *                              takes its headless choice)
  * @param exportFormat          merged model folder or PEFT adapter
- * @param exportDir             where to export; empty means ask (or do not export when headless)
- * @param exportTrial           the trial to export; empty means ask (or do not export when headless)
+ * @param exportDir             where to export; empty when not given (the command asks, or takes its headless
+ *                              choice)
+ * @param exportTrial           the trial to export; empty when not given (as exportDir)
  * @param maxShardSize          the largest safetensors shard written on export, in bytes (5GB)
  * @param scorers               the scorer instances, in display order
  * @param configFile            the config file that was read, if any

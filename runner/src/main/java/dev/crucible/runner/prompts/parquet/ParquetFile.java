@@ -108,10 +108,6 @@ public final class ParquetFile implements AutoCloseable {
         return fields;
     }
 
-    public long rowCount() {
-        return footer.numRows();
-    }
-
     /** Walks the flattened schema (depth first, children counted) to find each top-level field's first leaf. */
     private static List<Field> topLevelFields(List<SchemaElement> schema) throws ParquetException {
         SchemaElement root = schema.getFirst();
@@ -151,6 +147,19 @@ public final class ParquetFile implements AutoCloseable {
         return List.copyOf(fields);
     }
 
+    /** Names come from the file; a damaged one must not break the one-line error that shows it. */
+    static String printable(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        text.codePoints().forEach(c -> {
+            if (Character.isISOControl(c)) {
+                out.append(String.format("\\u%04x", c));
+            } else {
+                out.appendCodePoint(c);
+            }
+        });
+        return out.toString();
+    }
+
     private static String typeName(int type) {
         return type >= 0 && type < TYPES.length ? TYPES[type] : "type " + type;
     }
@@ -176,8 +185,8 @@ public final class ParquetFile implements AutoCloseable {
                 throw new ParquetException("column '" + field.name() + "' is stored in another file or encrypted");
             }
             if (!chunk.path().isEmpty() && !chunk.path().equals(List.of(field.name()))) {
-                throw new ParquetException("column chunk " + String.join(".", chunk.path()) + " stands where '"
-                        + field.name() + "' belongs");
+                throw new ParquetException("column chunk " + printable(String.join(".", chunk.path()))
+                        + " stands where '" + printable(field.name()) + "' belongs");
             }
             if (chunk.type() != Metadata.BYTE_ARRAY) {
                 throw new ParquetException("column '" + field.name() + "' holds " + typeName(chunk.type())
