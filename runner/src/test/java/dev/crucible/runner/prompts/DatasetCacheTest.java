@@ -120,6 +120,18 @@ class DatasetCacheTest {
     }
 
     @Test
+    void slicesFromTheStartReadOnlyTheShardsTheyNeed() throws IOException {
+        Path data = Files.createDirectories(work.resolve("big/data"));
+        ParquetTestFiles.write(data.resolve("train-00000-of-00002.parquet"), new Options(Codec.ZSTD, true, 2),
+                List.of(new Column("text", List.of("a", "b", "c", "d"), false, false)), List.of());
+        Files.writeString(data.resolve("train-00001-of-00002.parquet"), "damaged beyond repair");
+        assertEquals(List.of("a", "b", "c"), load("big@train[:3]"), "the damaged second shard is never opened");
+        assertEquals(List.of("b", "c"), load("big[1:3]"));
+        String message = assertThrows(UserInputException.class, () -> load("big@train[-1:]")).getMessage();
+        assertTrue(message.contains("train-00001-of-00002.parquet"), message);
+    }
+
+    @Test
     void splitWordsDoNotMatchInsideLongerWords() throws IOException {
         Path data = Files.createDirectories(work.resolve("local"));
         Files.writeString(data.resolve("training_notes.jsonl"), "{\"text\": \"not a split\"}\n");
