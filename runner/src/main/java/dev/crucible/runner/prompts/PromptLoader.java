@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,7 +69,12 @@ public final class PromptLoader {
         if (source.startsWith(PromptSourceSpec.HUB_SCHEME)) {
             return hub(spec, source.substring(PromptSourceSpec.HUB_SCHEME.length()), env);
         }
-        Path path = workingDir.resolve(source).normalize();
+        Path path;
+        try {
+            path = workingDir.resolve(source).normalize();
+        } catch (InvalidPathException e) {
+            throw new UserInputException("prompt source '" + source + "' is not a valid path: " + e.getReason());
+        }
         if (Files.exists(path)) {
             return local(spec, path, source);
         }

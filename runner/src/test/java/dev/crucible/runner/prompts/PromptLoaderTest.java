@@ -54,6 +54,7 @@ class PromptLoaderTest {
         assertTrue(message.contains("'nowhere/prompts.txt' does not exist"), message);
         assertTrue(message.contains(dir.resolve("nowhere/prompts.txt").toString()), message);
         assertTrue(error("harmful.csv:text").contains("does not exist"));
+        assertTrue(error("bad\u0000name.txt").contains("is not a valid path"));
     }
 
     @Test
