@@ -56,7 +56,15 @@ public abstract class TorchBackend implements HardwareBackend {
     public DeviceModel shard(ShardRequest request) {
         TorchRuntime.load();
         threads.ifPresent(TorchRuntime::setThreads);
-        return TorchModel.place(request, torchDevice());
+        return TorchModel.place(request, torchDevice(), hostKernels());
+    }
+
+    /**
+     * Kernels of this backend's own that run in place of libtorch's where they take a shape (see
+     * {@link HostKernels}); null, the default, for libtorch's alone. Called when a model is placed.
+     */
+    protected HostKernels hostKernels() {
+        return null;
     }
 
     /**

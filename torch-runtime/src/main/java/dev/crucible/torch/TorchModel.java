@@ -53,7 +53,15 @@ public final class TorchModel implements DeviceModel {
 
     /** Copies every weight {@code request.config()} needs onto {@code device}, once, in the request's dtype. */
     public static TorchModel place(ShardRequest request, String device) {
-        TorchOps ops = new TorchOps(device, true);
+        return place(request, device, null);
+    }
+
+    /**
+     * The same, computing with {@code kernels} where they take a shape ({@link TorchOps}); null for libtorch's
+     * kernels alone.
+     */
+    public static TorchModel place(ShardRequest request, String device, HostKernels kernels) {
+        TorchOps ops = new TorchOps(device, true, kernels);
         Checkpoint checkpoint = request.checkpoint();
         DType dtype = request.dtype();
         List<Tensor> placed = new ArrayList<>();

@@ -34,18 +34,29 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     private final String deviceName;
     private final boolean cpu;
     private final boolean inference;
+    private final HostKernels kernels;
 
     /**
      * @param deviceName a libtorch device string: {@code cpu}, {@code cuda:1}, {@code mps}
      * @param inference  scopes switch autograd off (no graph is recorded, no activation kept for backward)
      */
     public TorchOps(String deviceName, boolean inference) {
+        this(deviceName, inference, null);
+    }
+
+    /**
+     * @param kernels the backend's own host kernels, used on CPU tensors in inference where they take the shape;
+     *                null for libtorch's alone
+     */
+    public TorchOps(String deviceName, boolean inference, HostKernels kernels) {
         TorchRuntime.load();
         this.deviceName = Objects.requireNonNull(deviceName, "deviceName is null");
         this.inference = inference;
         // Owned by these ops, whatever scope happens to be open now; freed by close().
         this.device = new Device(deviceName).retainReference();
         this.cpu = device.is_cpu();
+        // Kernels read host memory and record no autograd graph: only CPU tensors, only in inference.
+        this.kernels = cpu && inference ? kernels : null;
     }
 
     /** Frees the device handle; tensors made by these ops are owned elsewhere and stay valid. */
@@ -181,6 +192,12 @@ public final class TorchOps implements TensorOps, AutoCloseable {
 
     @Override
     public Tensor linear(Tensor x, Tensor weight, Tensor bias) {
+        if (kernels != null) {
+            Tensor product = kernelLinear(x, weight, bias);
+            if (product != null) {
+                return product;
+            }
+        }
         return bias == null
                 ? wrap(torch.linear(native_(x), native_(weight)))
                 : wrap(torch.linear(native_(x), native_(weight), new TensorOptional(native_(bias))));
@@ -193,6 +210,13 @@ public final class TorchOps implements TensorOps, AutoCloseable {
 
     @Override
     public Tensor rmsNorm(Tensor x, Tensor weight, double eps) {
+        if (kernels != null && takesElementwise(x) && weight.dtype() == x.dtype() && contiguous(weight)) {
+            long width = x.size(-1);
+            TorchTensor y = empty(x.dtype(), x.shape());
+            kernels.rmsNorm(x.dtype(), bytes(x), bytes(weight), y.hostBytes(), Math.toIntExact(elements(x) / width),
+                    Math.toIntExact(width), eps);
+            return y;
+        }
         long[] normalized = {x.size(-1)};
         if (x.dtype() == DType.F32) {
             return wrap(torch.rms_norm(native_(x), normalized, new TensorOptional(native_(weight)),
@@ -203,6 +227,21 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         org.bytedeco.pytorch.Tensor normed = torch.rms_norm(wide, normalized, new TensorOptional(),
                 new DoubleOptional(eps));
         return wrap(normed.to(native_(x).scalar_type()).mul(native_(weight)));
+    }
+
+    @Override
+    public Tensor rotary(Tensor x, Tensor cos, Tensor sin) {
+        if (kernels != null && x.shape().length == 4 && takesFloat(x) && cos.dtype() == x.dtype()
+                && sin.dtype() == x.dtype() && lastDimensionDense(x) && contiguous(cos) && contiguous(sin)
+                && cos.size(1) == 1 && cos.size(0) == x.size(0) && cos.size(2) == x.size(2) && cos.size(3) == x.size(3)
+                && java.util.Arrays.equals(cos.shape(), sin.shape()) && x.size(-1) % 2 == 0) {
+            long[] shape = x.shape();
+            TorchTensor y = empty(x.dtype(), shape);
+            kernels.rotary(x.dtype(), bytes(x), ((TorchTensor) x).strides(), bytes(cos), bytes(sin), y.hostBytes(),
+                    (int) shape[0], (int) shape[1], (int) shape[2], (int) shape[3]);
+            return y;
+        }
+        return TensorOps.super.rotary(x, cos, sin);
     }
 
     @Override
@@ -217,6 +256,15 @@ public final class TorchOps implements TensorOps, AutoCloseable {
 
     @Override
     public Tensor argmax(Tensor x, int dim) {
+        int rank = x.shape().length;
+        if (kernels != null && (dim == -1 || dim == rank - 1) && takesElementwise(x)) {
+            long[] shape = java.util.Arrays.copyOf(x.shape(), rank - 1);
+            long width = x.size(-1);
+            TorchTensor y = empty(DType.I64, shape);
+            kernels.argmax(x.dtype(), bytes(x), y.hostBytes(), Math.toIntExact(elements(x) / width),
+                    Math.toIntExact(width));
+            return y;
+        }
         return wrap(torch.argmax(native_(x), new LongOptional(dim), false));
     }
 
@@ -249,6 +297,12 @@ public final class TorchOps implements TensorOps, AutoCloseable {
 
     @Override
     public Tensor attention(Tensor q, Tensor k, Tensor v, Tensor allowed, double scale) {
+        if (kernels != null) {
+            Tensor fast = kernelAttention(q, k, v, allowed, scale);
+            if (fast != null) {
+                return fast;
+            }
+        }
         boolean grouped = q.size(1) != k.size(1);
         return wrap(torch.scaled_dot_product_attention(native_(q), native_(k), native_(v),
                 new TensorOptional(native_(allowed)), 0.0, false, new DoubleOptional(scale), grouped));
@@ -258,6 +312,99 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     public Tensor writeSlots(Tensor target, int dim, Tensor index, Tensor source) {
         native_(target).index_copy_(dim, native_(index), native_(source));
         return target;
+    }
+
+    // ---- host kernels -------------------------------------------------------------------------------------------
+
+    /** {@code x·weightᵀ + bias} by the backend's kernel, or null where it does not take these tensors. */
+    private Tensor kernelLinear(Tensor x, Tensor weight, Tensor bias) {
+        DType dtype = x.dtype();
+        if (weight.dtype() != dtype || (bias != null && bias.dtype() != dtype)) {
+            return null;
+        }
+        long[] shape = x.shape();
+        long in = shape[shape.length - 1];
+        long out = weight.size(0);
+        long rows = 1;
+        for (int i = 0; i < shape.length - 1; i++) {
+            rows *= shape[i];
+        }
+        if (weight.size(1) != in || !kernels.takesLinear(dtype, rows, in, out)) {
+            return null;
+        }
+        TorchTensor input = (TorchTensor) x;
+        TorchTensor matrix = (TorchTensor) weight;
+        TorchTensor addend = (TorchTensor) bias;
+        if (!input.isContiguous() || !matrix.isContiguous() || (addend != null && !addend.isContiguous())) {
+            return null;
+        }
+        shape[shape.length - 1] = out;
+        TorchTensor y = empty(dtype, shape);
+        kernels.linear(dtype, input.hostBytes(), matrix.hostBytes(), addend == null ? null : addend.hostBytes(),
+                y.hostBytes(), (int) rows, (int) in, (int) out);
+        return y;
+    }
+
+    /**
+     * Attention by the backend's kernel, written in {@code [B, T, H, D]} order and returned as the {@code [B, H, T, D]}
+     * view of it, so the caller's transpose back is free; null where the kernel does not take these tensors.
+     */
+    private Tensor kernelAttention(Tensor q, Tensor k, Tensor v, Tensor allowed, double scale) {
+        long[] qShape = q.shape();
+        long[] kShape = k.shape();
+        long[] mask = allowed.shape();
+        DType dtype = q.dtype();
+        if (qShape.length != 4 || kShape.length != 4 || mask.length != 4 || !takesFloat(q) || k.dtype() != dtype
+                || v.dtype() != dtype || allowed.dtype() != DType.BOOL || !java.util.Arrays.equals(kShape, v.shape())
+                || qShape[1] % kShape[1] != 0 || mask[1] != 1 || mask[2] != qShape[2] || mask[3] != kShape[2]
+                || (mask[0] != 1 && mask[0] != qShape[0]) || !lastDimensionDense(q) || !lastDimensionDense(k)
+                || !lastDimensionDense(v) || !lastDimensionDense(allowed)
+                || !kernels.takesAttention(dtype, qShape[0], qShape[1], qShape[2], kShape[2], qShape[3])) {
+            return null;
+        }
+        long[] maskStrides = ((TorchTensor) allowed).strides();
+        long[] maskBatchAndQuery = {mask[0] == 1 ? 0 : maskStrides[0], maskStrides[2]};
+        TorchTensor out = empty(dtype, qShape[0], qShape[2], qShape[1], qShape[3]);
+        kernels.attention(dtype, bytes(q), ((TorchTensor) q).strides(), bytes(k), ((TorchTensor) k).strides(),
+                bytes(v), ((TorchTensor) v).strides(), bytes(allowed), maskBatchAndQuery, out.hostBytes(),
+                (int) qShape[0], (int) qShape[1], (int) kShape[1], (int) qShape[2], (int) kShape[2], (int) qShape[3],
+                scale);
+        return transpose(out, 1, 2);
+    }
+
+    /** A floating-point tensor the kernels compute in. */
+    private static boolean takesFloat(Tensor x) {
+        return x.dtype() == DType.F32 || x.dtype() == DType.BF16;
+    }
+
+    private static boolean takesElementwise(Tensor x) {
+        return takesFloat(x) && contiguous(x) && x.shape().length > 0 && x.size(-1) > 0;
+    }
+
+    private static boolean contiguous(Tensor x) {
+        return ((TorchTensor) x).isContiguous();
+    }
+
+    /** Rows of the last dimension are dense (stride 1), whatever the other strides. */
+    private static boolean lastDimensionDense(Tensor x) {
+        long[] strides = ((TorchTensor) x).strides();
+        return strides.length > 0 && (strides[strides.length - 1] == 1 || x.size(-1) == 1);
+    }
+
+    private static MemorySegment bytes(Tensor x) {
+        return ((TorchTensor) x).hostBytes();
+    }
+
+    private static long elements(Tensor x) {
+        long count = 1;
+        for (long extent : x.shape()) {
+            count *= extent;
+        }
+        return count;
+    }
+
+    private TorchTensor empty(DType dtype, long... shape) {
+        return wrap(torch.empty(shape, options(dtype), new MemoryFormatOptional()));
     }
 
     // ---- helpers ------------------------------------------------------------------------------------------------

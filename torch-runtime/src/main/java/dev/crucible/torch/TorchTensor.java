@@ -2,13 +2,20 @@ package dev.crucible.torch;
 
 import dev.crucible.api.model.DType;
 import dev.crucible.api.tensor.Tensor;
+import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 /** A libtorch tensor behind the backend-neutral handle. The handle belongs to whichever scope created it. */
 public final class TorchTensor implements Tensor {
 
     private final org.bytedeco.pytorch.Tensor handle;
+    // Shape, dtype and layout of a tensor object never change (in-place ops here keep them), so each is read from
+    // libtorch once: a JNI call per read costs more than a small decode-step op.
     private long[] shape;
+    private DType dtype;
+    private int contiguous; // 0 unknown, 1 yes, -1 no
+    private long[] strides;
+    private MemorySegment bytes;
 
     public TorchTensor(org.bytedeco.pytorch.Tensor handle) {
         this.handle = Objects.requireNonNull(handle, "handle is null");
@@ -41,7 +48,53 @@ public final class TorchTensor implements Tensor {
 
     @Override
     public DType dtype() {
-        return TorchTypes.dtype(handle.scalar_type());
+        if (dtype == null) {
+            dtype = TorchTypes.dtype(handle.scalar_type());
+        }
+        return dtype;
+    }
+
+    /** Whether the elements are densely laid out in row-major order. */
+    boolean isContiguous() {
+        if (contiguous == 0) {
+            contiguous = handle.is_contiguous() ? 1 : -1;
+        }
+        return contiguous > 0;
+    }
+
+    /** Elements between neighbours along each dimension. */
+    long[] strides() {
+        if (strides == null) {
+            long[] values = new long[shape().length];
+            for (int i = 0; i < values.length; i++) {
+                values[i] = handle.stride(i);
+            }
+            strides = values;
+        }
+        return strides.clone();
+    }
+
+    /**
+     * The elements of a CPU tensor in host memory, from its first element to its last (with {@link #strides()}
+     * for views), for kernels that read or write them directly. The segment aliases the tensor's storage: valid
+     * while the tensor lives.
+     */
+    MemorySegment hostBytes() {
+        if (bytes == null) {
+            // A view reaches as far as its furthest element; for a contiguous tensor that is its element count.
+            long[] extents = shape();
+            long[] steps = strides();
+            long span = 1;
+            for (int i = 0; i < extents.length; i++) {
+                if (extents[i] == 0) {
+                    span = 0;
+                    break;
+                }
+                span += (extents[i] - 1) * steps[i];
+            }
+            bytes = MemorySegment.ofAddress(handle.data_ptr().address()).reinterpret(span * dtype().byteSize());
+        }
+        return bytes;
     }
 
     @Override

@@ -5,6 +5,8 @@ import dev.crucible.api.backend.DeviceInfo;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.model.DType;
+import dev.crucible.accelerator.cpu.kernels.VectorKernels;
+import dev.crucible.torch.HostKernels;
 import dev.crucible.torch.TorchBackend;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -16,20 +18,35 @@ import java.util.Map;
  * <p>Policies: one compute thread per available processor unless {@code --threads} or
  * {@code CRUCIBLE_THREADS} says otherwise; bfloat16 only where the CPU has bf16 dot products in hardware
  * (elsewhere libtorch emulates them and is slower and no more accurate than float32).
+ *
+ * <p>Decode steps run on this backend's own {@link VectorKernels} where they are faster than libtorch's
+ * (matrix-vector products at memory bandwidth), when the JVM was started with
+ * {@code --add-modules jdk.incubator.vector}; {@code CRUCIBLE_CPU_KERNELS=libtorch} turns them off (for
+ * comparisons), and without the module libtorch runs everything.
  */
 public class CpuBackend extends TorchBackend {
     static final String ID = "cpu";
 
+    static final String KERNELS_VARIABLE = "CRUCIBLE_CPU_KERNELS";
+
     private final CpuFeatures features;
+    private final String kernelChoice;
     private volatile int threads;
+    private VectorKernels kernels;
 
     public CpuBackend() {
         this(CpuFeatures.probe());
     }
 
     CpuBackend(CpuFeatures features) {
+        this(features, System.getenv(KERNELS_VARIABLE));
+    }
+
+    /** @param kernelChoice {@code libtorch} for libtorch's kernels alone; null or {@code vector} for ours too */
+    CpuBackend(CpuFeatures features, String kernelChoice) {
         this.features = features;
         this.threads = features.cores();
+        this.kernelChoice = kernelChoice == null ? "vector" : kernelChoice.strip().toLowerCase(java.util.Locale.ROOT);
     }
 
     @Override
@@ -60,6 +77,7 @@ public class CpuBackend extends TorchBackend {
                 ? "bfloat16 checkpoints stay bfloat16 (native bf16 dot products); others run in float32"
                 : "float32 (no native bf16 on this CPU)");
         details.put("threads", Integer.toString(threads));
+        details.put("kernels", kernelsInUse());
         long memory = features.memoryBytes().orElse(0);
         return Probe.available(reason, List.of(DeviceInfo.of(0, features.modelName(), memory)), details);
     }
@@ -73,8 +91,41 @@ public class CpuBackend extends TorchBackend {
         if (requested < 1) {
             throw new UserInputException("--threads must be at least 1, got " + requested);
         }
+        if (!kernelChoice.equals("vector") && !kernelChoice.equals("libtorch")) {
+            throw new UserInputException(KERNELS_VARIABLE + " must be 'vector' or 'libtorch', got '" + kernelChoice + "'");
+        }
         threads = requested;
         useThreads(requested);
+    }
+
+    /** One line saying which kernels decode steps run on, and why. */
+    public String kernelsInUse() {
+        if (kernelChoice.equals("libtorch")) {
+            return "libtorch (" + KERNELS_VARIABLE + "=libtorch)";
+        }
+        if (!vectorApiLoaded()) {
+            return "libtorch (start java with --add-modules jdk.incubator.vector for the faster decode kernels)";
+        }
+        return "vector API kernels for decode steps, libtorch for the rest";
+    }
+
+    @Override
+    protected synchronized HostKernels hostKernels() {
+        if (kernelChoice.equals("libtorch") || !vectorApiLoaded()) {
+            return null;
+        }
+        if (kernels == null || kernels.threads() != threads) {
+            if (kernels != null) {
+                kernels.close();
+            }
+            kernels = new VectorKernels(threads);
+        }
+        return kernels;
+    }
+
+    /** Whether the JVM was started with the Vector API module, without which the kernels' classes cannot load. */
+    static boolean vectorApiLoaded() {
+        return ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent();
     }
 
     /** The compute threads chosen by {@link #setupEnvironment}; applied when libtorch is first used. */

@@ -3,7 +3,6 @@ package dev.crucible.api.model;
 import dev.crucible.api.tensor.Comparison;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
-import java.util.List;
 import java.util.Objects;
 
 /**
@@ -84,8 +83,8 @@ public final class Transformer {
         Tensor queries = heads(ops, layer.query().apply(ops, x), batch, length, config.numHeads(), layer.queryNorm());
         Tensor keys = heads(ops, layer.key().apply(ops, x), batch, length, config.numKvHeads(), layer.keyNorm());
         Tensor values = heads(ops, layer.value().apply(ops, x), batch, length, config.numKvHeads(), null);
-        queries = rotate(ops, queries, cos, sin);
-        keys = rotate(ops, keys, cos, sin);
+        queries = ops.rotary(queries, cos, sin);
+        keys = ops.rotary(keys, cos, sin);
 
         if (cache != null) {
             Tensor allKeys = ops.writeSlots(cache.keys(index), 2, step.querySlots(), keys);
@@ -111,14 +110,6 @@ public final class Transformer {
             split = ops.rmsNorm(split, headNorm, config.rmsNormEps());
         }
         return ops.transpose(split, 1, 2);
-    }
-
-    /** {@code x·cos + rotate_half(x)·sin}, rotate_half(x) = {@code [-x2, x1]} for the two halves of the head. */
-    static Tensor rotate(TensorOps ops, Tensor x, Tensor cos, Tensor sin) {
-        long width = x.size(-1);
-        long half = width / 2;
-        Tensor rotated = ops.concat(List.of(ops.neg(ops.slice(x, -1, half, width)), ops.slice(x, -1, 0, half)), -1);
-        return ops.add(ops.mul(x, cos), ops.mul(rotated, sin));
     }
 
     /**

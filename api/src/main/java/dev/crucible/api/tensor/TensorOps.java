@@ -86,6 +86,19 @@ public interface TensorOps {
      */
     Tensor rmsNorm(Tensor x, Tensor weight, double eps);
 
+    /**
+     * Rotary position embedding as transformers applies it: {@code x·cos + rotate_half(x)·sin}, where
+     * rotate_half(x) = {@code [-x₂, x₁]} for the two halves of the last dimension. {@code x} is
+     * {@code [B, H, T, D]}, {@code cos} and {@code sin} {@code [B, 1, T, D]}. The default composes the other ops; a
+     * backend may fuse it.
+     */
+    default Tensor rotary(Tensor x, Tensor cos, Tensor sin) {
+        long width = x.size(-1);
+        long half = width / 2;
+        Tensor rotated = concat(List.of(neg(slice(x, -1, half, width)), slice(x, -1, 0, half)), -1);
+        return add(mul(x, cos), mul(rotated, sin));
+    }
+
     Tensor softmax(Tensor x, int dim);
 
     Tensor logSoftmax(Tensor x, int dim);

@@ -1,0 +1,135 @@
+package dev.crucible.accelerator.cpu.kernels;
+
+import dev.crucible.api.model.DType;
+import dev.crucible.torch.HostKernels;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * The CPU backend's own kernels, written with the JDK Vector API ({@code jdk.incubator.vector}, which the JVM must
+ * be started with: {@code --add-modules jdk.incubator.vector}). They take what libtorch's CPU build does worst on
+ * a decode step: products of a few activation rows with a weight matrix, which must run at memory bandwidth.
+ * Large weights are split into tasks of consecutive output rows shared by the {@link WorkerPool}; small ones run
+ * on the calling thread, where waking helpers would cost more than the work.
+ */
+public final class VectorKernels implements HostKernels {
+    /** At most this many activation rows per product: past it libtorch's GEMM is the faster path. */
+    static final int MAX_LINEAR_ROWS = 8;
+    /** At most this many query tokens per attention: past it (a prefill) libtorch's kernel is the faster path. */
+    static final int MAX_ATTENTION_QUERIES = 8;
+    /** Multiply-adds (keys × width × heads) below which an attention runs on the calling thread alone. */
+    private static final long PARALLEL_ATTENTION_WORK = 256 << 10;
+    /** Weight bytes per task: enough to amortize taking a task, small enough to balance threads. */
+    private static final int TASK_BYTES = 64 << 10;
+    /** Below this many weight bytes a product runs on the calling thread alone. */
+    private static final long PARALLEL_BYTES = 256 << 10;
+
+    private final WorkerPool pool;
+
+    public VectorKernels(int threads) {
+        this.pool = new WorkerPool(threads);
+    }
+
+    public int threads() {
+        return pool.threads();
+    }
+
+    @Override
+    public boolean takesLinear(DType dtype, long rows, long in, long out) {
+        return (dtype == DType.F32 || dtype == DType.BF16) && rows >= 1 && rows <= MAX_LINEAR_ROWS
+                && in * rows <= Integer.MAX_VALUE && out * rows <= Integer.MAX_VALUE;
+    }
+
+    @Override
+    public void linear(DType dtype, MemorySegment x, MemorySegment weight, MemorySegment bias, MemorySegment y,
+                       int rows, int in, int out) {
+        boolean bf16 = dtype == DType.BF16;
+        int bytes = bf16 ? 2 : 4;
+        float[] input = widen(x, rows * in, bf16);
+        float[] addend = bias == null ? null : widen(bias, out, bf16);
+        float[] result = new float[rows * out];
+        int rowsPerTask = Math.max(1, TASK_BYTES / (in * bytes));
+        long weightBytes = (long) out * in * bytes;
+        int tasks = weightBytes < PARALLEL_BYTES ? 1 : (out + rowsPerTask - 1) / rowsPerTask;
+        int perTask = tasks == 1 ? out : rowsPerTask;
+        pool.run(tasks, task -> {
+            int from = task * perTask;
+            int to = Math.min(out, from + perTask);
+            MatVec.rows(bf16, weight, input, addend, result, rows, in, out, from, to);
+            narrow(result, y, bf16, rows, out, from, to);
+        });
+    }
+
+    @Override
+    public void rmsNorm(DType dtype, MemorySegment x, MemorySegment weight, MemorySegment y, int rows, int width,
+                        double eps) {
+        TokenOps.rmsNorm(dtype == DType.BF16, x, weight, y, rows, width, eps);
+    }
+
+    @Override
+    public void rotary(DType dtype, MemorySegment x, long[] xStrides, MemorySegment cos, MemorySegment sin,
+                       MemorySegment y, int batch, int heads, int tokens, int width) {
+        TokenOps.rotary(dtype == DType.BF16, x, xStrides, cos, sin, y, batch, heads, tokens, width);
+    }
+
+    @Override
+    public boolean takesAttention(DType dtype, long batch, long queryHeads, long queries, long keys, long width) {
+        return (dtype == DType.F32 || dtype == DType.BF16) && queries <= MAX_ATTENTION_QUERIES
+                && batch * queryHeads * queries <= Integer.MAX_VALUE;
+    }
+
+    @Override
+    public void attention(DType dtype, MemorySegment q, long[] qStrides, MemorySegment k, long[] kStrides,
+                          MemorySegment v, long[] vStrides, MemorySegment allowed, long[] maskStrides, MemorySegment y,
+                          int batch, int queryHeads, int kvHeads, int queries, int keys, int width, double scale) {
+        DecodeAttention attention = new DecodeAttention(dtype == DType.BF16, q, qStrides, k, kStrides, v, vStrides,
+                allowed, maskStrides, y, queryHeads, kvHeads, queries, keys, width, scale);
+        int units = batch * queries * queryHeads;
+        long work = (long) units * keys * width;
+        if (work < PARALLEL_ATTENTION_WORK) {
+            for (int unit = 0; unit < units; unit++) {
+                attention.unit(unit);
+            }
+        } else {
+            pool.run(units, attention::unit);
+        }
+    }
+
+    @Override
+    public void argmax(DType dtype, MemorySegment x, MemorySegment y, int rows, int width) {
+        TokenOps.argmax(dtype == DType.BF16, x, y, rows, width);
+    }
+
+    /** Shuts the helper threads down. */
+    public void close() {
+        pool.close();
+    }
+
+    private static float[] widen(MemorySegment source, int count, boolean bf16) {
+        float[] values = new float[count];
+        if (bf16) {
+            for (int i = 0; i < count; i++) {
+                values[i] = MatVec.bf16ToFloat(source.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i));
+            }
+        } else {
+            MemorySegment.copy(source, ValueLayout.JAVA_FLOAT_UNALIGNED, 0, values, 0, count);
+        }
+        return values;
+    }
+
+    /** Columns {@code [from, to)} of every row of {@code values} into {@code target}, rounded to bf16 when asked. */
+    private static void narrow(float[] values, MemorySegment target, boolean bf16, int rows, int width, int from,
+                               int to) {
+        for (int row = 0; row < rows; row++) {
+            int base = row * width;
+            if (bf16) {
+                for (int i = base + from; i < base + to; i++) {
+                    target.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, MatVec.floatToBf16(values[i]));
+                }
+            } else {
+                MemorySegment.copy(values, base + from, target, ValueLayout.JAVA_FLOAT_UNALIGNED, 4L * (base + from),
+                        to - from);
+            }
+        }
+    }
+}

@@ -1,0 +1,197 @@
+package dev.crucible.accelerator.cpu.kernels;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.Comparison;
+import dev.crucible.api.tensor.Tensor;
+import dev.crucible.api.tensor.TensorScope;
+import dev.crucible.torch.TorchOps;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Each kernel against libtorch on the same inputs: the same op through {@link TorchOps} with and without the
+ * kernels. Sizes are odd on purpose (vector tails), views are strided as in a decode step, and float32 must agree
+ * to float32 rounding (of sums over up to 896 terms) while bfloat16 may differ by the one rounding of a differently ordered sum.
+ */
+class VectorKernelsTest {
+    private static VectorKernels kernels;
+    private static CountingKernels counted;
+    private static TorchOps fast;
+    private static TorchOps reference;
+
+    @BeforeAll
+    static void ops() {
+        kernels = new VectorKernels(2);
+        counted = new CountingKernels(kernels);
+        fast = new TorchOps("cpu", true, counted);
+        reference = new TorchOps("cpu", true);
+    }
+
+    @AfterAll
+    static void close() {
+        fast.close();
+        reference.close();
+        kernels.close();
+    }
+
+    enum Precision {
+        F32(DType.F32, 1e-4), BF16(DType.BF16, 1.6e-2);
+
+        final DType dtype;
+        final double tolerance;
+
+        Precision(DType dtype, double tolerance) {
+            this.dtype = dtype;
+            this.tolerance = tolerance;
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Precision.class)
+    void linearMatchesLibtorchForEveryRowCountAndOddWidths(Precision precision) {
+        Random random = new Random(1);
+        for (int[] shape : new int[][] {{1, 70, 33}, {3, 64, 40}, {5, 96, 2048}, {8, 33, 7}, {1, 896, 4864}}) {
+            int rows = shape[0];
+            int in = shape[1];
+            int out = shape[2];
+            try (TensorScope scope = reference.openScope()) {
+                Tensor x = reference.cast(reference.constant(gaussian(random, rows * in), 1, rows, in), precision.dtype);
+                Tensor w = reference.cast(reference.constant(gaussian(random, out * in), out, in), precision.dtype);
+                Tensor b = reference.cast(reference.constant(gaussian(random, out), out), precision.dtype);
+                String where = precision + " " + rows + "x" + in + " -> " + out;
+                assertClose(reference.linear(x, w, null), fast.linear(x, w, null), precision.tolerance, where);
+                int before = counted.calls("linear");
+                assertClose(reference.linear(x, w, b), fast.linear(x, w, b), precision.tolerance, where + " + bias");
+                assertEquals(before + 1, counted.calls("linear"), "the kernel ran");
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Precision.class)
+    void rmsNormRoundsAsTransformersDoes(Precision precision) {
+        Random random = new Random(2);
+        try (TensorScope scope = reference.openScope()) {
+            Tensor x = reference.cast(reference.constant(gaussian(random, 3 * 37), 3, 1, 37), precision.dtype);
+            Tensor w = reference.cast(reference.constant(gaussian(random, 37), 37), precision.dtype);
+            int before = counted.calls("rmsNorm");
+            assertClose(reference.rmsNorm(x, w, 1e-6), fast.rmsNorm(x, w, 1e-6), precision.tolerance, "rmsNorm");
+            assertEquals(before + 1, counted.calls("rmsNorm"), "the kernel ran");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Precision.class)
+    void rotaryOfATransposedViewMatchesTheComposition(Precision precision) {
+        Random random = new Random(3);
+        long batch = 2;
+        long tokens = 3;
+        long heads = 4;
+        long width = 10;
+        try (TensorScope scope = reference.openScope()) {
+            // [B, T, H, D] transposed to [B, H, T, D], as the model's heads are.
+            Tensor projected = reference.cast(reference.constant(gaussian(random, (int) (batch * tokens * heads * width)),
+                    batch, tokens, heads, width), precision.dtype);
+            Tensor x = reference.transpose(projected, 1, 2);
+            Tensor cos = reference.cast(reference.constant(gaussian(random, (int) (batch * tokens * width)),
+                    batch, 1, tokens, width), precision.dtype);
+            Tensor sin = reference.cast(reference.constant(gaussian(random, (int) (batch * tokens * width)),
+                    batch, 1, tokens, width), precision.dtype);
+            int before = counted.calls("rotary");
+            assertClose(reference.rotary(x, cos, sin), fast.rotary(x, cos, sin), precision.tolerance, "rotary");
+            assertEquals(before + 1, counted.calls("rotary"), "the kernel ran");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Precision.class)
+    void attentionOverACacheSliceWithGroupedHeadsAndPadding(Precision precision) {
+        Random random = new Random(4);
+        long batch = 2;
+        long queryHeads = 6;
+        long kvHeads = 2;
+        long capacity = 9;
+        long keys = 7;
+        long width = 20;
+        for (long queries : new long[] {1, 3}) {
+            try (TensorScope scope = reference.openScope()) {
+                Tensor projected = reference.cast(reference.constant(
+                        gaussian(random, (int) (batch * queries * queryHeads * width)), batch, queries, queryHeads, width),
+                        precision.dtype);
+                Tensor q = reference.transpose(projected, 1, 2);
+                Tensor cacheK = reference.cast(reference.constant(gaussian(random, (int) (batch * kvHeads * capacity * width)),
+                        batch, kvHeads, capacity, width), precision.dtype);
+                Tensor cacheV = reference.cast(reference.constant(gaussian(random, (int) (batch * kvHeads * capacity * width)),
+                        batch, kvHeads, capacity, width), precision.dtype);
+                // The slots written so far: a strided view of the cache, as a decode step attends over.
+                Tensor k = reference.slice(cacheK, 2, 0, keys);
+                Tensor v = reference.slice(cacheV, 2, 0, keys);
+                // Causal over the last `queries` slots, row 1 left-padded by two slots.
+                Tensor keySlots = reference.constant(new long[] {0, 1, 2, 3, 4, 5, 6}, 1, 1, 1, keys);
+                long[] querySlots = new long[(int) queries];
+                for (int t = 0; t < queries; t++) {
+                    querySlots[t] = keys - queries + t;
+                }
+                Tensor querySlot = reference.constant(querySlots, 1, 1, queries, 1);
+                Tensor padding = reference.constant(new long[] {0, 2}, batch, 1, 1, 1);
+                Tensor allowed = reference.and(reference.compare(keySlots, querySlot, Comparison.LESS_OR_EQUAL),
+                        reference.compare(keySlots, padding, Comparison.GREATER_OR_EQUAL));
+                double scale = 1 / Math.sqrt(width);
+                int before = counted.calls("attention");
+                assertClose(reference.attention(q, k, v, allowed, scale), fast.attention(q, k, v, allowed, scale),
+                        precision.tolerance, precision + " attention of " + queries + " queries");
+                assertEquals(before + 1, counted.calls("attention"), "the kernel ran");
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Precision.class)
+    void argmaxTakesTheFirstLargest(Precision precision) {
+        float[] values = new float[2 * 45];
+        Random random = new Random(5);
+        for (int i = 0; i < values.length; i++) {
+            values[i] = (float) random.nextGaussian();
+        }
+        values[17] = 9;
+        values[30] = 9; // a tie: the first one wins
+        values[45 + 44] = 7; // in the vector tail of row 1
+        try (TensorScope scope = reference.openScope()) {
+            Tensor x = reference.cast(reference.constant(values, 2, 45), precision.dtype);
+            long[] expected = reference.readLongs(reference.argmax(x, -1));
+            assertArrayEquals(new long[] {17, 44}, expected, "libtorch itself");
+            int before = counted.calls("argmax");
+            assertArrayEquals(expected, fast.readLongs(fast.argmax(x, -1)));
+            assertEquals(before + 1, counted.calls("argmax"), "the kernel ran");
+        }
+    }
+
+    private static float[] gaussian(Random random, int count) {
+        float[] values = new float[count];
+        for (int i = 0; i < count; i++) {
+            values[i] = (float) random.nextGaussian();
+        }
+        return values;
+    }
+
+    /** Elementwise within {@code tolerance} relative to the larger magnitude (at least 1). */
+    private static void assertClose(Tensor expected, Tensor actual, double tolerance, String where) {
+        assertArrayEquals(expected.shape(), actual.shape(), where + " shape");
+        assertEquals(expected.dtype(), actual.dtype(), where + " dtype");
+        float[] want = reference.readFloats(expected);
+        float[] got = reference.readFloats(actual);
+        double worst = 0;
+        for (int i = 0; i < want.length; i++) {
+            double error = Math.abs(want[i] - got[i]) / Math.max(1, Math.abs(want[i]));
+            worst = Math.max(worst, error);
+        }
+        assertTrue(worst <= tolerance, where + ": largest relative error " + worst);
+    }
+}

@@ -1,0 +1,62 @@
+package dev.crucible.torch;
+
+import dev.crucible.api.model.DType;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Kernels a backend runs on host memory in place of libtorch's, for the shapes where libtorch is slow: above all
+ * the matrix-vector products of a decode step, which libtorch's CPU build runs far below memory bandwidth (its
+ * bfloat16 GEMV worst), and the small per-token ops whose dispatch costs more than their work, or which libtorch
+ * splits over threads that then wait on each other. {@link TorchOps} calls them only in inference scopes (nothing
+ * needs a gradient) on CPU tensors, after asking whether a kernel takes the shape; every other call goes to
+ * libtorch as before.
+ *
+ * <p>Tensors arrive as their bytes plus, where views are common, strides in elements; rows of the last dimension
+ * are always contiguous. Floating-point arguments share one dtype ({@link DType#F32} or {@link DType#BF16});
+ * kernels compute in float32 and round each result once to the dtype (to nearest even), as libtorch does.
+ */
+public interface HostKernels {
+
+    /** Whether {@link #linear} takes {@code rows} rows of {@code in} features onto {@code out} in {@code dtype}. */
+    boolean takesLinear(DType dtype, long rows, long in, long out);
+
+    /**
+     * {@code y = x·wᵀ + bias}: {@code x [rows, in]}, {@code weight [out, in]} (as checkpoints store it),
+     * {@code bias [out]} or null, {@code y [rows, out]}, all contiguous.
+     */
+    void linear(DType dtype, MemorySegment x, MemorySegment weight, MemorySegment bias, MemorySegment y, int rows,
+                int in, int out);
+
+    /**
+     * Root-mean-square norm of each contiguous row of {@code width}, Hugging Face semantics: computed in float32,
+     * {@code x / sqrt(mean(x²) + eps)} rounded to the dtype, then multiplied by {@code weight} (and rounded again).
+     */
+    void rmsNorm(DType dtype, MemorySegment x, MemorySegment weight, MemorySegment y, int rows, int width, double eps);
+
+    /**
+     * Rotary embedding {@code y = x·cos + rotate_half(x)·sin} (rotate_half(x) = {@code [-x₂, x₁]} for the halves of
+     * the head) on {@code x [batch, heads, tokens, width]} with strides {@code xStrides} (batch, head, token);
+     * {@code cos} and {@code sin} are contiguous {@code [batch, tokens, width]} (one rotation per token, shared by
+     * every head); {@code y} is contiguous {@code [batch, heads, tokens, width]}. Each product is rounded to the dtype
+     * before the sum, as the unfused ops do.
+     */
+    void rotary(DType dtype, MemorySegment x, long[] xStrides, MemorySegment cos, MemorySegment sin, MemorySegment y,
+                int batch, int heads, int tokens, int width);
+
+    /** Whether {@link #attention} takes {@code queries} query tokens over {@code keys} keys. */
+    boolean takesAttention(DType dtype, long batch, long queryHeads, long queries, long keys, long width);
+
+    /**
+     * Grouped-query attention {@code softmax(q·kᵀ·scale, masked)·v}: {@code q [batch, queryHeads, queries, width]},
+     * {@code k, v [batch, kvHeads, keys, width]} (query head h reads key/value head {@code h / (queryHeads / kvHeads)}),
+     * each with its strides (batch, head, token); {@code allowed} is BOOL {@code [batch?, queries, keys]} with strides
+     * (batch, query), batch stride 0 when broadcast; {@code y} is contiguous {@code [batch, queries, queryHeads,
+     * width]}: the layout the output projection reads.
+     */
+    void attention(DType dtype, MemorySegment q, long[] qStrides, MemorySegment k, long[] kStrides, MemorySegment v,
+                   long[] vStrides, MemorySegment allowed, long[] maskStrides, MemorySegment y, int batch,
+                   int queryHeads, int kvHeads, int queries, int keys, int width, double scale);
+
+    /** Index of the largest element of each contiguous row (the lowest index on ties), as I64 into {@code y}. */
+    void argmax(DType dtype, MemorySegment x, MemorySegment y, int rows, int width);
+}
