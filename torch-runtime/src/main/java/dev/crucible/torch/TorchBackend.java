@@ -89,6 +89,16 @@ public abstract class TorchBackend implements HardwareBackend {
     }
 
     @Override
+    public java.util.Map<String, String> runtimeDetails() {
+        TorchRuntime.load();
+        threads.ifPresent(TorchRuntime::setThreads);
+        java.util.Map<String, String> details = new java.util.LinkedHashMap<>();
+        details.put("device", torchDevice());
+        details.putAll(TorchRuntime.describe());
+        return details;
+    }
+
+    @Override
     public ForwardResult forward(DeviceModel model, ForwardRequest request) {
         return torchModel(model).runner().forward(request, batchSize(model, request.batchSize()));
     }

@@ -144,4 +144,24 @@ public final class TorchRuntime {
         load();
         return torch.get_num_threads();
     }
+
+    /** libtorch's own account of itself: intra-op and inter-op threads, and the build's parallel backend. */
+    public static java.util.Map<String, String> describe() {
+        load();
+        java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+        out.put("threads", torch.get_num_threads() + " intra-op, " + torch.get_num_interop_threads() + " inter-op");
+        torch.get_parallel_info().getString().lines().map(String::strip)
+                .filter(l -> l.startsWith("ATen parallel backend:")).findFirst()
+                .ifPresent(l -> out.put("parallel", l.substring("ATen parallel backend:".length()).strip()));
+        for (String line : torch.show_config().getString().lines().map(String::strip).toList()) {
+            if (line.startsWith("- GCC") || line.startsWith("- Clang")) {
+                out.put("compiler", line.substring(2));
+            } else if (line.startsWith("- CPU capability usage:")) {
+                out.put("cpu kernels", line.substring("- CPU capability usage:".length()).strip());
+            } else if (line.startsWith("- LAPACK")) {
+                out.put("lapack", line.substring(2));
+            }
+        }
+        return out;
+    }
 }

@@ -128,4 +128,12 @@ public interface HardwareBackend {
     private UnsupportedOperationException notImplemented(String method) {
         return new UnsupportedOperationException("the " + id() + " backend cannot " + method + " models yet");
     }
+
+    /**
+     * Loads this backend's native runtime (never part of {@link #detect()}) and describes it for
+     * {@code runner doctor}: build, version, threads. Called only for a backend that is available.
+     */
+    default java.util.Map<String, String> runtimeDetails() {
+        return java.util.Map.of();
+    }
 }

@@ -1,10 +1,14 @@
 package dev.crucible.runner.cli;
 
+import dev.crucible.api.UserInputException;
+import dev.crucible.api.backend.DeviceRequest;
+import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.backends.ProbedBackend;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
@@ -47,6 +51,7 @@ public final class DoctorCommand implements Callable<Integer> {
         }
         out.println();
         out.println("libtorch " + LibtorchInfo.describe());
+        runtime(out);
         out.println();
         out.println("Plugins folder " + host.plugins().pluginsDir().map(Object::toString).orElse("(none: running from classes)"));
         host.plugins().loadedPlugins().forEach(p -> out.println("  loaded  " + p));
@@ -64,6 +69,25 @@ public final class DoctorCommand implements Callable<Integer> {
         }
         relevant.forEach((k, v) -> out.println("  " + k + "=" + v));
         return 0;
+    }
+
+    /** The runtime of the backend --device auto would use, loaded now (detection never loads it). */
+    private void runtime(PrintWriter out) {
+        ProbedBackend chosen;
+        try {
+            chosen = host.resolve(DeviceRequest.AUTO);
+        } catch (UserInputException e) {
+            out.println("Runtime  none: " + e.getMessage());
+            return;
+        }
+        try {
+            chosen.backend().setupEnvironment(new SetupRequest(DeviceRequest.AUTO, chosen.probe(), OptionalInt.empty()));
+            Map<String, String> details = chosen.backend().runtimeDetails();
+            out.println("Runtime  " + chosen.id() + (details.isEmpty() ? " (no native runtime to describe)" : ":"));
+            details.forEach((k, v) -> out.printf(Locale.ROOT, "        %-14s %s%n", k, v));
+        } catch (RuntimeException | LinkageError e) {
+            out.println("Runtime  " + chosen.id() + " failed to load: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
     }
 
     /** Secrets are shown as their length only: enough to tell "set" from "empty" without leaking them. */

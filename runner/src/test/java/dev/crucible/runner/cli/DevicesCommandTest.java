@@ -103,5 +103,6 @@ class DevicesCommandTest {
         assertFalse(r.out().contains("UNRELATED"));
         assertTrue(r.out().contains("libtorch presets"), r.out());
         assertTrue(r.out().contains("features"), r.out());
+        assertTrue(r.out().contains("Runtime  cpu:") && r.out().contains("intra-op"), r.out());
     }
 }
