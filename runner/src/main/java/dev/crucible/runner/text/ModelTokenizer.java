@@ -77,7 +77,7 @@ public final class ModelTokenizer implements AutoCloseable {
         }
         int pad = Optional.ofNullable(special.get("pad_token")).flatMap(t -> idOf(tokenizer, t))
                 .orElse(eos.isEmpty() ? 0 : eos.iterator().next());
-        return new ModelTokenizer(tokenizer, special, Set.copyOf(eos), pad, bos, chatTemplateOf(modelDir, config));
+        return new ModelTokenizer(tokenizer, special, java.util.Collections.unmodifiableSet(eos), pad, bos, chatTemplateOf(modelDir, config));
     }
 
     /** {@code chat_template.jinja} wins over the config's {@code chat_template} (string, or a list of named ones). */
@@ -154,7 +154,7 @@ public final class ModelTokenizer implements AutoCloseable {
         return tokenizer.decode(Arrays.stream(ids).asLongStream().toArray(), true);
     }
 
-    /** The token ids that end a generated sequence. */
+    /** The token ids that end a generated sequence, the tokenizer's own eos first (a stable order). */
     public Set<Integer> eosIds() {
         return eosIds;
     }
