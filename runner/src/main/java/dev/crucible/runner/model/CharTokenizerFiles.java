@@ -88,15 +88,27 @@ public final class CharTokenizerFiles {
         json.put("truncation", null);
         json.put("padding", null);
         json.put("added_tokens", added);
-        json.put("normalizer", Map.of("type", "Replace", "pattern", Map.of("String", " "), "content", SPACE));
+        json.put("normalizer", ordered("type", "Replace", "pattern", Map.of("String", " "), "content", SPACE));
         json.put("pre_tokenizer", null);
         json.put("post_processor", null);
-        json.put("decoder", Map.of("type", "Sequence", "decoders", List.of(
-                Map.of("type", "Replace", "pattern", Map.of("String", SPACE), "content", " "),
+        json.put("decoder", ordered("type", "Sequence", "decoders", List.of(
+                ordered("type", "Replace", "pattern", Map.of("String", SPACE), "content", " "),
                 Map.of("type", "ByteFallback"),
                 Map.of("type", "Fuse"))));
         json.put("model", model);
         return json;
+    }
+
+    /**
+     * A map that keeps the order its keys are given in. {@code Map.of} iterates in an order that changes from one
+     * JVM run to the next, which made tokenizer.json differ between two runs of init-model.
+     */
+    private static Map<String, Object> ordered(Object... keysAndValues) {
+        Map<String, Object> map = new LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            map.put((String) keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return map;
     }
 
     /** tokenizer_config.json: no BOS is added (like Qwen), eos ends a chat turn, pad falls back to eos. */
