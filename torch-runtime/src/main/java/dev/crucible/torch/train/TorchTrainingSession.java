@@ -27,6 +27,8 @@ import dev.crucible.api.train.TrainingSession;
 import dev.crucible.torch.TorchOps;
 import dev.crucible.torch.TorchTensor;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -53,6 +55,8 @@ import org.bytedeco.pytorch.global.torch;
 public final class TorchTrainingSession implements TrainingSession {
 
     private static final int DEFAULT_DECODE_BATCH = 8;
+    private static final ValueLayout.OfFloat LITTLE_ENDIAN_FLOAT =
+            ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final TrainingRequest request;
     private final TorchOps ops;
@@ -297,9 +301,12 @@ public final class TorchTrainingSession implements TrainingSession {
         }
     }
 
+    /** A host float32 copy, in a heap byte array (writers take its bytes as they are: little-endian). */
     private HostTensor host(String name, Tensor tensor) {
         float[] values = ops.readFloats(tensor);
-        return new HostTensor(name, DType.F32, tensor.shape(), MemorySegment.ofArray(values));
+        MemorySegment bytes = MemorySegment.ofArray(new byte[4 * values.length]);
+        MemorySegment.copy(values, 0, bytes, LITTLE_ENDIAN_FLOAT, 0, values.length);
+        return new HostTensor(name, DType.F32, tensor.shape(), bytes);
     }
 
     private void checkOpen() {
