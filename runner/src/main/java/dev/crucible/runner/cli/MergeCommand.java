@@ -1,0 +1,83 @@
+package dev.crucible.runner.cli;
+
+import dev.crucible.api.model.LinearModule;
+import dev.crucible.api.model.LoraFactors;
+import dev.crucible.api.UserInputException;
+import dev.crucible.runner.Host;
+import dev.crucible.runner.export.ModelExporter;
+import dev.crucible.runner.finetune.PeftAdapterReader;
+import dev.crucible.runner.session.ModelSession;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+@Command(name = "merge", mixinStandardHelpOptions = true,
+        description = {"Merge a PEFT LoRA adapter (from runner finetune or Python PEFT) into its base model and write "
+                + "the result as a Hugging Face model folder: W + scale*B*A for every adapted projection, every other "
+                + "tensor copied, names, shapes and dtypes as in the base.",
+                "Example: runner merge --model Qwen/Qwen2.5-0.5B-Instruct --adapter adapters/chat --out merged/chat"})
+public final class MergeCommand implements Callable<Integer> {
+    private final Host host;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    DeviceOptions deviceOptions;
+
+    @Option(names = "--model", required = true, paramLabel = "M", description = "The base model the adapter was trained on.")
+    String model;
+
+    @Option(names = "--adapter", required = true, paramLabel = "DIR", description = "A PEFT adapter folder (adapter_config.json, adapter_model.safetensors).")
+    Path adapter;
+
+    @Option(names = "--out", required = true, paramLabel = "DIR2", description = "The merged model folder to write.")
+    Path out;
+
+    @Option(names = "--max-shard-size", defaultValue = "5GB", description = "Largest safetensors shard (default: ${DEFAULT-VALUE}).")
+    String maxShardSize;
+
+    @Option(names = "--force", description = "Replace DIR2 when it exists.")
+    boolean force;
+
+    MergeCommand(Host host) {
+        this.host = host;
+    }
+
+    @Override
+    public Integer call() {
+        long maxShard = ModelExporter.parseSize(maxShardSize);
+        if (Files.exists(out) && !force) {
+            throw new UserInputException(out + " already exists; pass --force to replace it");
+        }
+        Map<String, LoraFactors> adapters = PeftAdapterReader.read(adapter);
+        // Placed in float32 so the factors reach the merge unrounded; the merge itself starts from the stored weights.
+        try (ModelSession session = ModelSession.open(host, deviceOptions.request(),
+                deviceOptions.threads(host.environment().get("CRUCIBLE_THREADS")), model, "float32")) {
+            Set<String> modules = session.model().linearModules().stream().map(LinearModule::name)
+                    .collect(Collectors.toSet());
+            for (Map.Entry<String, LoraFactors> entry : adapters.entrySet()) {
+                if (!modules.contains(entry.getKey())) {
+                    throw new UserInputException("the adapter targets " + entry.getKey() + ", which " + model
+                            + " does not have; was it trained on another base model?");
+                }
+                try {
+                    session.model().setAdapter(entry.getKey(), entry.getValue());
+                } catch (IllegalArgumentException e) {
+                    throw new UserInputException("the adapter does not fit " + model + ": " + e.getMessage());
+                }
+            }
+            ModelExporter.exportMerged(session, out, maxShard, force, folder -> { });
+        }
+        spec.commandLine().getOut().println("merged " + adapters.size() + " adapted projections into " + out);
+        return 0;
+    }
+}

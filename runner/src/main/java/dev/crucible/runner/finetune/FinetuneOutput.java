@@ -1,0 +1,120 @@
+package dev.crucible.runner.finetune;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.crucible.api.io.Checkpoint;
+import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.io.SafetensorsWriter;
+import dev.crucible.api.io.StagedFolder;
+import dev.crucible.api.io.WritableTensor;
+import dev.crucible.api.model.LoraFactors;
+import dev.crucible.api.model.TransformerWeights;
+import dev.crucible.api.train.TrainerState;
+import dev.crucible.runner.export.ModelExporter;
+import dev.crucible.runner.export.PeftAdapterWriter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What {@code runner finetune} leaves in {@code --out}, written whole or not at all:
+ * <ul>
+ *   <li>LoRA/QLoRA: {@code adapter_model.safetensors} and {@code adapter_config.json} in PEFT's layout
+ *       ({@link PeftAdapterWriter}), the tokenizer files of the base model, {@code finetune_meta.json};</li>
+ *   <li>full: a Hugging Face model folder (every tensor under its base name, shape and stored dtype; the base's
+ *       config, generation config and tokenizer files) plus {@code finetune_meta.json};</li>
+ *   <li>a run stopped early also leaves {@code trainer_state.safetensors}, which {@code --resume} continues from.</li>
+ * </ul>
+ */
+public final class FinetuneOutput {
+    public static final String META_FILE = "finetune_meta.json";
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final List<String> TOKENIZER_FILES = List.of("tokenizer.json", "tokenizer_config.json",
+            "special_tokens_map.json", "chat_template.jinja", "tokenizer.model", "vocab.json", "merges.txt",
+            "added_tokens.json");
+    private static final long MAX_SHARD_BYTES = 5_000_000_000L;
+
+    private FinetuneOutput() {
+    }
+
+    /** A PEFT adapter folder. */
+    public static void writeAdapter(Path out, boolean force, Map<String, LoraFactors> adapters,
+                                    PeftAdapterWriter.Config config, Path baseModel, Map<String, Object> meta,
+                                    Optional<StateToSave> state) {
+        PeftAdapterWriter.write(out, force, adapters, config, folder -> {
+            copyTokenizerFiles(baseModel, folder);
+            writeMetaAndState(folder, meta, state);
+        });
+    }
+
+    /** A full model folder: {@code trained} replaces the base's tensors of the same name. */
+    public static void writeModel(Path out, boolean force, Checkpoint base, Map<String, HostTensor> trained,
+                                  Path baseModel, Map<String, Object> meta, Optional<StateToSave> state) {
+        try (StagedFolder staged = StagedFolder.begin(out, force)) {
+            List<WritableTensor> tensors = new ArrayList<>();
+            for (String name : base.names()) {
+                HostTensor stored = base.tensor(name);
+                HostTensor value = trained.get(name);
+                if (value == null && name.equals(TransformerWeights.OUTPUT_HEAD)) {
+                    // A tied head stored anyway: it is the embedding, trained as one tensor.
+                    value = trained.get(TransformerWeights.EMBEDDING);
+                }
+                tensors.add(value == null ? WritableTensor.of(stored)
+                        : WritableTensor.ofFloats(name, stored.dtype(), stored.shape(), value.toFloatArray()));
+            }
+            SafetensorsWriter.writeModel(staged.path(), tensors, Map.of("format", "pt"), MAX_SHARD_BYTES);
+            ModelExporter.copyNonWeightFiles(baseModel, staged.path());
+            Files.deleteIfExists(staged.path().resolve(META_FILE));
+            Files.deleteIfExists(staged.path().resolve(TrainerStateFile.FILE_NAME));
+            writeMetaAndState(staged.path(), meta, state);
+            staged.commit();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A stopped run's state and the fingerprint that ties it to its settings and data. */
+    public record StateToSave(TrainerState state, String fingerprint) {
+    }
+
+    private static void writeMetaAndState(Path folder, Map<String, Object> meta, Optional<StateToSave> state) {
+        try {
+            JSON.writeValue(folder.resolve(META_FILE).toFile(), meta);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        state.ifPresent(saved -> TrainerStateFile.write(folder, saved.state(), saved.fingerprint()));
+    }
+
+    static void copyTokenizerFiles(Path from, Path to) {
+        try {
+            for (String name : TOKENIZER_FILES) {
+                Path file = from.resolve(name);
+                if (Files.isRegularFile(file)) {
+                    Files.copy(file, to.resolve(name));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot copy the tokenizer files from " + from, e);
+        }
+    }
+
+    /** A previous run's finetune_meta.json in {@code folder}, for a resumed run's loss history. */
+    @SuppressWarnings("unchecked")
+    public static Optional<Map<String, Object>> readMeta(Path folder) {
+        Path file = folder.resolve(META_FILE);
+        if (!Files.isRegularFile(file)) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(JSON.readValue(file.toFile(), Map.class));
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+}

@@ -1,0 +1,366 @@
+package dev.crucible.runner.finetune;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.crucible.api.UserInputException;
+import dev.crucible.api.backend.DeviceInfo;
+import dev.crucible.api.backend.HardwareBackend;
+import dev.crucible.api.backend.SetupRequest;
+import dev.crucible.api.io.Checkpoint;
+import dev.crucible.api.model.DType;
+import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.model.TransformerWeights;
+import dev.crucible.api.train.LoraSettings;
+import dev.crucible.api.train.OptimizerSettings;
+import dev.crucible.api.train.TrainingBatch;
+import dev.crucible.api.train.TrainingMethod;
+import dev.crucible.api.train.TrainingRequest;
+import dev.crucible.api.train.TrainingSession;
+import dev.crucible.runner.Host;
+import dev.crucible.runner.backends.ProbedBackend;
+import dev.crucible.runner.export.FileHashes;
+import dev.crucible.runner.export.PeftAdapterWriter;
+import dev.crucible.runner.session.ModelSession;
+import dev.crucible.runner.text.ModelTokenizer;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One {@code runner finetune}: resolve and set up the backend, read and encode the data, choose the method, start
+ * the backend's training session, run the {@link FinetuneLoop} with a progress bar and Ctrl+C handling, evaluate,
+ * write the output. Nothing here depends on which device trains.
+ *
+ * <p>The model is not loaded through {@link ModelSession#open}, which places it for inference: training places
+ * its own copy through {@link HardwareBackend#startTraining}, shaped for the method (a QLoRA run must never place
+ * the bf16 base, full training needs float32 weights).
+ */
+public final class FinetuneRun {
+    /** Exit status of a run stopped by Ctrl+C (after saving), as shells report SIGINT. */
+    public static final int EXIT_INTERRUPTED = 130;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String[] PROJECTIONS = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+        "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"};
+
+    private final Host host;
+    private final FinetuneSettings settings;
+    private final PrintWriter out;
+    private final PrintWriter err;
+    private final AtomicBoolean stop;
+    private final FinetuneLoop.Listener observer;
+    private final boolean terminal;
+
+    /**
+     * @param stop     raised to stop after the current step and save (Ctrl+C raises it)
+     * @param observer told about every step after the progress bar (tests stop runs with it)
+     * @param terminal draw the progress bar on the console instead of printing lines to {@code err}
+     */
+    public FinetuneRun(Host host, FinetuneSettings settings, PrintWriter out, PrintWriter err, AtomicBoolean stop,
+                       FinetuneLoop.Listener observer, boolean terminal) {
+        this.host = host;
+        this.settings = settings;
+        this.out = out;
+        this.err = err;
+        this.stop = stop;
+        this.observer = observer;
+        this.terminal = terminal;
+    }
+
+    /** Runs it; returns the exit status (0 done, 130 stopped and saved). */
+    public int run() {
+        Path outDir = settings.out();
+        if (Files.exists(outDir) && !settings.force() && !settings.resume()) {
+            throw new UserInputException(outDir + " already exists; pass --force to replace it or --resume to continue "
+                    + "a stopped run there");
+        }
+        ProbedBackend chosen = host.resolve(settings.device());
+        HardwareBackend backend = chosen.backend();
+        backend.setupEnvironment(new SetupRequest(settings.device(), chosen.probe(), settings.threads()));
+        int deviceIndex = settings.device().index().orElse(0);
+        String deviceName = backend.id() + ":" + deviceIndex;
+
+        Path modelDir = ModelSession.resolveModel(host, settings.model());
+        ModelConfig config = ModelConfig.read(modelDir);
+        try (ModelTokenizer tokenizer = ModelTokenizer.load(modelDir);
+             Checkpoint checkpoint = Checkpoint.open(modelDir)) {
+            ChatFormat format = ChatFormat.of(tokenizer);
+            ExampleEncoder encoder = new ExampleEncoder(format, settings.maxLength(), settings.overlong());
+            ExampleEncoder.Result data = encoder.encodeAll(TrainingDataReader.read(settings.data()));
+            out.println(dataLine(data));
+
+            MethodChoice choice = MethodChoice.choose(settings.method(), 2 * parameterCount(checkpoint),
+                    deviceMemory(chosen, deviceIndex), deviceName, backend::trainingUnsupported);
+            TrainingMethod method = choice.method();
+            out.println("method: " + method.userName() + " (" + choice.reason() + ")");
+            DType baseDtype = method == TrainingMethod.FULL ? DType.F32
+                    : settings.dtype().equalsIgnoreCase("auto") ? backend.chooseDtype(config.dtype())
+                    : ModelSession.parseDtype(settings.dtype());
+            TargetModules.Resolved targets = method.trainsAdapters()
+                    ? TargetModules.resolve(settings.targetModules(), projections(config)) : null;
+            out.println("device: " + deviceName + " (" + chosen.probe().reason() + "); "
+                    + (method == TrainingMethod.FULL ? "every weight trained in float32"
+                    : "base " + (method == TrainingMethod.QLORA ? "NF4 4-bit, computed in " : "")
+                    + baseDtype.userName() + ", adapters float32, rank " + settings.rank() + ", alpha "
+                    + number(settings.alpha()) + ", " + targets.modules().size() + " modules ("
+                    + String.join(",", targets.peftTargets()) + ")"));
+
+            TrainingPlan plan = TrainingPlan.of(data.examples(), settings.epochs(), settings.microBatch(),
+                    settings.gradAccum(), settings.seed(), settings.groupByLength());
+            LearningRateSchedule schedule = LearningRateSchedule.of(settings.learningRate(), settings.warmupRatio(),
+                    plan.steps().size());
+            LoraSettings lora = method.trainsAdapters() ? new LoraSettings(settings.rank(), settings.alpha(),
+                    settings.dropout(), false, targets.modules()) : null;
+            OptimizerSettings optimizer = OptimizerSettings.defaults().withWeightDecay(settings.weightDecay())
+                    .withMaxGradNorm(settings.maxGradNorm());
+            String fingerprint = fingerprint(modelDir, checkpoint);
+            TrainingRequest request = new TrainingRequest(config, checkpoint, method, baseDtype, lora, optimizer,
+                    settings.seed());
+
+            try (TrainingSession session = backend.startTraining(request)) {
+                List<Map<String, Object>> history = new ArrayList<>();
+                if (settings.resume()) {
+                    session.restore(TrainerStateFile.read(outDir, fingerprint));
+                    history.addAll(previousHistory(outDir, session.completedSteps()));
+                    out.println("resuming after step " + session.completedSteps() + " of " + plan.steps().size());
+                }
+                out.printf(Locale.ROOT, "training %,d parameters: %d steps (%d epochs, micro-batch %d, grad-accum %d), "
+                                + "lr %s with %d warm-up steps%n", session.trainableParameters(), plan.steps().size(),
+                        settings.epochs(), settings.microBatch(), settings.gradAccum(), number(settings.learningRate()),
+                        schedule.warmupSteps());
+                out.flush();
+                long startTokens = plan.steps().stream().filter(s -> s.index() < session.completedSteps())
+                        .mapToLong(TrainingPlan.Step::tokens).sum();
+                FinetuneLoop.Outcome outcome;
+                long started = System.nanoTime();
+                try (TrainingProgress progress = new TrainingProgress(plan.totalTokens(), startTokens, terminal, err);
+                     InterruptSignal signal = InterruptSignal.install(stop, () -> err.println(
+                             "\nstopping after this step to save the " + (method.trainsAdapters() ? "adapter" : "model")
+                                     + " so far (Ctrl+C again quits without saving)"))) {
+                    outcome = new FinetuneLoop(plan, schedule, stop, System::nanoTime).run(session, report -> {
+                        progress.stepped(report);
+                        history.add(historyEntry(report));
+                        observer.stepped(report);
+                    });
+                }
+                double seconds = (System.nanoTime() - started) / 1e9;
+                Map<String, Object> meta = meta(deviceName, chosen, choice, baseDtype, targets, data, plan, schedule,
+                        session, history, outcome, seconds, modelDir);
+                if (!outcome.stopped() && settings.evalData().isPresent()) {
+                    meta.put("eval", evaluate(session, encoder, format, tokenizer, config));
+                }
+                Optional<FinetuneOutput.StateToSave> state = outcome.stopped()
+                        ? Optional.of(new FinetuneOutput.StateToSave(session.state(), fingerprint)) : Optional.empty();
+                boolean replace = settings.force() || settings.resume();
+                if (method.trainsAdapters()) {
+                    FinetuneOutput.writeAdapter(outDir, replace, session.adapters(),
+                            new PeftAdapterWriter.Config(modelDir.toString(), settings.rank(), settings.alpha(),
+                                    settings.dropout(), targets.peftTargets()), modelDir, meta, state);
+                } else {
+                    FinetuneOutput.writeModel(outDir, replace, checkpoint, session.weights(), modelDir, meta, state);
+                }
+                return report(outcome, plan, outDir, seconds);
+            }
+        }
+    }
+
+    private int report(FinetuneLoop.Outcome outcome, TrainingPlan plan, Path outDir, double seconds) {
+        List<StepReport> reports = outcome.reports();
+        String losses = reports.isEmpty() ? "no steps run" : String.format(Locale.ROOT, "loss %.4f -> %.4f",
+                reports.getFirst().loss(), reports.getLast().loss());
+        long tokens = reports.stream().mapToLong(StepReport::tokens).sum();
+        String speed = String.format(Locale.ROOT, "%,.0f tokens/s", seconds > 0 ? tokens / seconds : 0);
+        if (outcome.stopped()) {
+            out.println("stopped after step " + outcome.completedSteps() + " of " + plan.steps().size() + " (" + losses
+                    + ", " + speed + "); saved to " + outDir + "; continue with the same command and --resume");
+            return EXIT_INTERRUPTED;
+        }
+        out.printf(Locale.ROOT, "done: %d steps in %.1f s (%s, %s); wrote %s%n", plan.steps().size(), seconds, losses,
+                speed, outDir);
+        return 0;
+    }
+
+    private Map<String, Object> evaluate(TrainingSession session, ExampleEncoder encoder, ChatFormat format,
+                                         ModelTokenizer tokenizer, ModelConfig config) {
+        Map<String, Object> eval = new LinkedHashMap<>();
+        Path file = settings.evalData().orElseThrow();
+        List<TrainingRow> rows = TrainingDataReader.read(file);
+        ExampleEncoder.Result encoded = encoder.encodeAll(rows);
+        double lossSum = 0;
+        List<EncodedExample> examples = encoded.examples();
+        for (int from = 0; from < examples.size(); from += settings.microBatch()) {
+            List<EncodedExample> part = examples.subList(from, Math.min(examples.size(), from + settings.microBatch()));
+            lossSum += session.evaluate(new TrainingBatch(part.stream().map(EncodedExample::ids).toList(),
+                    part.stream().map(EncodedExample::labels).toList()));
+        }
+        double loss = lossSum / encoded.labelledTokens();
+        eval.put("file", file.toString());
+        eval.put("rows", examples.size());
+        eval.put("loss", loss);
+        out.printf(Locale.ROOT, "eval: loss %.4f on %d held-out rows%n", loss, examples.size());
+        if (settings.refusalMarkers().isPresent()) {
+            List<Conversation> conversations = rows.stream().filter(Conversation.class::isInstance)
+                    .map(Conversation.class::cast).toList();
+            Set<Integer> stops = new LinkedHashSet<>(tokenizer.eosIds());
+            stops.addAll(config.eosTokenIds());
+            RefusalEvaluation.Report report = RefusalEvaluation.run(conversations, format,
+                    RefusalMarkers.read(settings.refusalMarkers().get()), settings.evalMaxNewTokens(), stops,
+                    tokenizer.padId(), session::decode, tokenizer::decode);
+            eval.put("refusals", report.toJson());
+            out.printf(Locale.ROOT, "eval: refused %d of %d that should be refused (%.1f%%), answered %d of %d that "
+                            + "should be answered (%.1f%%)%n", report.refused(), report.shouldRefuse(),
+                    100 * report.refusalRate(), report.answered(), report.shouldAnswer(), 100 * report.answerRate());
+            report.misses().forEach(miss -> out.println("  " + miss));
+        }
+        return eval;
+    }
+
+    private Map<String, Object> meta(String deviceName, ProbedBackend chosen, MethodChoice choice, DType baseDtype,
+                                     TargetModules.Resolved targets, ExampleEncoder.Result data, TrainingPlan plan,
+                                     LearningRateSchedule schedule, TrainingSession session,
+                                     List<Map<String, Object>> history, FinetuneLoop.Outcome outcome, double seconds,
+                                     Path modelDir) {
+        Map<String, Object> meta = new LinkedHashMap<>();
+        meta.put("base_model", modelDir.toString());
+        meta.put("device", deviceName);
+        meta.put("device_description", chosen.probe().reason());
+        meta.put("method", choice.method().userName());
+        meta.put("method_reason", choice.reason());
+        meta.put("dtype", baseDtype.userName());
+        if (choice.method().trainsAdapters()) {
+            meta.put("adapter_dtype", "float32");
+            meta.put("rank", settings.rank());
+            meta.put("alpha", settings.alpha());
+            meta.put("dropout", settings.dropout());
+            meta.put("target_modules", targets.peftTargets());
+            meta.put("adapted_modules", targets.modules().size());
+        }
+        meta.put("trainable_parameters", session.trainableParameters());
+        meta.put("lr", settings.learningRate());
+        meta.put("warmup_ratio", settings.warmupRatio());
+        meta.put("warmup_steps", schedule.warmupSteps());
+        meta.put("schedule", "linear warm-up, cosine decay");
+        meta.put("optimizer", "adamw");
+        meta.put("weight_decay", settings.weightDecay());
+        meta.put("max_grad_norm", settings.maxGradNorm());
+        meta.put("epochs", settings.epochs());
+        meta.put("micro_batch", settings.microBatch());
+        meta.put("grad_accum", settings.gradAccum());
+        meta.put("group_by_length", settings.groupByLength());
+        meta.put("max_len", settings.maxLength());
+        meta.put("seed", settings.seed());
+        Map<String, Object> counts = new LinkedHashMap<>();
+        counts.put("file", settings.data().toString());
+        counts.put("rows", data.rows());
+        counts.put("examples", data.examples().size());
+        counts.put("truncated", data.truncated());
+        counts.put("dropped", data.dropped());
+        counts.put("tokenized_piecewise", data.tokenizedPiecewise());
+        counts.put("tokens", data.tokens());
+        counts.put("assistant_tokens", data.labelledTokens());
+        meta.put("data", counts);
+        meta.put("steps", plan.steps().size());
+        meta.put("completed_steps", outcome.completedSteps());
+        meta.put("stopped", outcome.stopped());
+        meta.put("loss_history", history);
+        long tokens = outcome.reports().stream().mapToLong(StepReport::tokens).sum();
+        Map<String, Object> timing = new LinkedHashMap<>();
+        timing.put("seconds", seconds);
+        timing.put("tokens", tokens);
+        timing.put("tokens_per_second", seconds > 0 ? tokens / seconds : 0);
+        meta.put("timing", timing);
+        return meta;
+    }
+
+    private static Map<String, Object> historyEntry(StepReport report) {
+        Map<String, Object> entry = new LinkedHashMap<>();
+        entry.put("step", report.step());
+        entry.put("epoch", report.epoch());
+        entry.put("loss", report.loss());
+        entry.put("lr", report.learningRate());
+        entry.put("grad_norm", report.gradNorm());
+        return entry;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Map<String, Object>> previousHistory(Path outDir, long completedSteps) {
+        return FinetuneOutput.readMeta(outDir)
+                .map(meta -> (List<Map<String, Object>>) meta.getOrDefault("loss_history", List.of()))
+                .orElse(List.of()).stream()
+                .filter(entry -> ((Number) entry.get("step")).longValue() <= completedSteps).toList();
+    }
+
+    /** Ties a saved state to the model, the data and the settings that shape the run. */
+    private String fingerprint(Path modelDir, Checkpoint checkpoint) {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            digest.update(Files.readAllBytes(modelDir.resolve(ModelConfig.FILE_NAME)));
+            for (String name : checkpoint.names()) {
+                digest.update((name + checkpoint.info(name)).getBytes(StandardCharsets.UTF_8));
+            }
+            digest.update(FileHashes.sha256(settings.data()).getBytes(StandardCharsets.UTF_8));
+            digest.update(JSON.writeValueAsBytes(settings.runIdentity()));
+            return HexFormat.of().formatHex(digest.digest());
+        } catch (NoSuchAlgorithmException | JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        } catch (java.io.IOException e) {
+            throw new UserInputException("cannot read " + modelDir.resolve(ModelConfig.FILE_NAME) + ": " + e.getMessage());
+        }
+    }
+
+    private OptionalLong deviceMemory(ProbedBackend chosen, int index) {
+        Optional<String> override = host.environment().get("CRUCIBLE_DEVICE_MEMORY");
+        if (override.isPresent()) {
+            return OptionalLong.of(MethodChoice.parseMemory(override.get()));
+        }
+        return chosen.probe().devices().stream().filter(device -> device.index() == index)
+                .map(DeviceInfo::memoryBytes).findFirst().orElse(OptionalLong.empty());
+    }
+
+    private static long parameterCount(Checkpoint checkpoint) {
+        return checkpoint.names().stream().mapToLong(name -> checkpoint.info(name).elementCount()).sum();
+    }
+
+    /** Every adaptable projection's full name, layer by layer, as {@link TransformerWeights} binds them. */
+    static List<String> projections(ModelConfig config) {
+        List<String> names = new ArrayList<>();
+        for (int layer = 0; layer < config.numLayers(); layer++) {
+            for (String projection : PROJECTIONS) {
+                names.add(TransformerWeights.layerPrefix(layer) + "." + projection);
+            }
+        }
+        return names;
+    }
+
+    private static String dataLine(ExampleEncoder.Result data) {
+        StringBuilder line = new StringBuilder(String.format(Locale.ROOT,
+                "data: %,d rows, %,d tokens, %,d of them trained on", data.rows(), data.tokens(),
+                data.labelledTokens()));
+        if (data.truncated() > 0 || data.dropped() > 0) {
+            line.append(String.format(Locale.ROOT, "; longer than --max-len: %d truncated, %d dropped",
+                    data.truncated(), data.dropped()));
+        }
+        if (data.tokenizedPiecewise() > 0) {
+            line.append("; ").append(data.tokenizedPiecewise()).append(" rows tokenized turn by turn");
+        }
+        return line.toString();
+    }
+
+    private static String number(double value) {
+        return value == Math.rint(value) && Math.abs(value) < 1e9 ? Long.toString((long) value)
+                : Double.toString(value);
+    }
+}

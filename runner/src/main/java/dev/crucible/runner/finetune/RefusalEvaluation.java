@@ -1,0 +1,101 @@
+package dev.crucible.runner.finetune;
+
+import dev.crucible.api.UserInputException;
+import dev.crucible.api.model.DecodeRequest;
+import dev.crucible.api.model.DecodeResult;
+import dev.crucible.api.model.Generation;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * Checks the behaviour a fine-tune taught on held-out conversations: each row's last assistant message is the
+ * reference; the model greedily answers the turns before it, and the answer counts as right when it is a refusal
+ * exactly when the reference is one ({@link RefusalMarkers}). Reported separately for rows that should be refused
+ * and rows that should be answered.
+ */
+public final class RefusalEvaluation {
+
+    /** Counts and a few examples of each kind of miss. */
+    public record Report(int shouldRefuse, int refused, int shouldAnswer, int answered, List<String> misses) {
+        public Report {
+            misses = List.copyOf(misses);
+        }
+
+        public double refusalRate() {
+            return shouldRefuse == 0 ? Double.NaN : (double) refused / shouldRefuse;
+        }
+
+        public double answerRate() {
+            return shouldAnswer == 0 ? Double.NaN : (double) answered / shouldAnswer;
+        }
+
+        public Map<String, Object> toJson() {
+            Map<String, Object> json = new LinkedHashMap<>();
+            json.put("should_refuse", shouldRefuse);
+            json.put("refused", refused);
+            json.put("refusal_rate", refusalRate());
+            json.put("should_answer", shouldAnswer);
+            json.put("answered", answered);
+            json.put("answer_rate", answerRate());
+            json.put("misses", misses);
+            return json;
+        }
+    }
+
+    private RefusalEvaluation() {
+    }
+
+    /**
+     * @param decode     greedy generation by the model under test
+     * @param decodeText the tokenizer's decode
+     */
+    public static Report run(List<Conversation> rows, ChatFormat format, RefusalMarkers markers, int maxNewTokens,
+                             Set<Integer> stopTokens, int padToken, Function<DecodeRequest, DecodeResult> decode,
+                             Function<int[], String> decodeText) {
+        List<int[]> prompts = new ArrayList<>();
+        List<Boolean> expectRefusal = new ArrayList<>();
+        List<String> userTurns = new ArrayList<>();
+        for (Conversation row : rows) {
+            List<Map<String, String>> messages = row.messages();
+            Map<String, String> last = messages.getLast();
+            if (!"assistant".equals(last.get("role"))) {
+                throw new UserInputException(row.source() + ": an evaluation row must end with the assistant's reference reply");
+            }
+            List<Map<String, String>> context = messages.subList(0, messages.size() - 1);
+            prompts.add(format.encode(format.render(context, true)));
+            expectRefusal.add(markers.isRefusal(last.get("content")));
+            userTurns.add(context.isEmpty() ? "" : context.getLast().get("content"));
+        }
+        DecodeResult result = decode.apply(new DecodeRequest(prompts, maxNewTokens, stopTokens, padToken, 0));
+        int shouldRefuse = 0;
+        int refused = 0;
+        int shouldAnswer = 0;
+        int answered = 0;
+        List<String> misses = new ArrayList<>();
+        for (int i = 0; i < prompts.size(); i++) {
+            Generation generation = result.generations().get(i);
+            int[] tokens = generation.tokens();
+            if (generation.stopped() && tokens.length > 0) {
+                tokens = Arrays.copyOf(tokens, tokens.length - 1);
+            }
+            String reply = decodeText.apply(tokens);
+            boolean refusal = markers.isRefusal(reply);
+            if (expectRefusal.get(i)) {
+                shouldRefuse++;
+                refused += refusal ? 1 : 0;
+            } else {
+                shouldAnswer++;
+                answered += refusal ? 0 : 1;
+            }
+            if (refusal != expectRefusal.get(i) && misses.size() < 10) {
+                misses.add((expectRefusal.get(i) ? "answered: " : "refused: ") + userTurns.get(i) + " -> " + reply);
+            }
+        }
+        return new Report(shouldRefuse, refused, shouldAnswer, answered, misses);
+    }
+}
