@@ -42,7 +42,7 @@ public final class GenerateDemoData {
     static final int MAX_ANSWER_CHARS = 160;
     static final String SYSTEM_PROMPT = "You are a helpful assistant.";
 
-    static final Path PROMPTS_DIR = Path.of("runner/src/main/resources/dev/crucible/runner/prompts");
+    static final Path PROMPTS_DIR = Path.of("runner-app/src/main/resources/dev/crucible/runner/prompts");
     static final Path DEMO_DIR = Path.of("data/demo");
 
     /**
