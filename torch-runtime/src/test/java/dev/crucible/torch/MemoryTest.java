@@ -33,16 +33,22 @@ class MemoryTest {
                 BACKEND.decode(model, decode);
             }
             long objectsBefore = Pointer.totalCount();
-            long nativeBefore = residentBytes() - committedHeap();
+            long nativeMiddle = 0;
             for (int i = 0; i < 200; i++) {
+                if (i == 100) {
+                    // Measured from the middle: the JIT's code cache and malloc's arenas still grow during the first
+                    // hundred steps of a suite-long JVM; a leak keeps growing through the second hundred.
+                    nativeMiddle = residentBytes() - committedHeap();
+                }
                 BACKEND.forward(model, new ForwardRequest(prompts, prompts.size()));
                 if (i % 10 == 0) {
                     BACKEND.decode(model, decode);
                 }
             }
             assertEquals(objectsBefore, Pointer.totalCount(), "JavaCPP objects still alive after the steps");
-            long growth = residentBytes() - committedHeap() - nativeBefore;
-            assertTrue(growth < 16L << 20, "resident memory outside the Java heap grew by " + (growth >> 10) + " KiB");
+            long growth = residentBytes() - committedHeap() - nativeMiddle;
+            assertTrue(growth < 16L << 20, "resident memory outside the Java heap grew by " + (growth >> 10)
+                    + " KiB over the last 100 steps");
         }
     }
 
