@@ -18,6 +18,11 @@ final class HostTransfer {
     /**
      * A device copy of {@code host} in {@code dtype}. {@code from_blob} only views the host bytes (it never owns
      * memory), and the conversion copies them: one copy, taken while the caller keeps {@code host}'s arena open.
+     *
+     * <p>When the bytes come from a memory-mapped checkpoint, their pages are dropped from this process's resident
+     * memory once copied ({@code madvise(MADV_DONTNEED)} through {@link MemorySegment#unload()}): they stay in the
+     * page cache and fault back in if read again, but a loaded model no longer holds its weights twice (the mapped
+     * file and the copy), which on the CPU would double the peak resident memory.
      */
     static org.bytedeco.pytorch.Tensor toDevice(HostTensor host, DType dtype, Device device) {
         MemorySegment data = host.data();
@@ -28,7 +33,11 @@ final class HostTransfer {
                 return copyToDevice(copy, host, dtype, device);
             }
         }
-        return copyToDevice(data, host, dtype, device);
+        org.bytedeco.pytorch.Tensor copy = copyToDevice(data, host, dtype, device);
+        if (data.isMapped()) {
+            data.unload();
+        }
+        return copy;
     }
 
     private static org.bytedeco.pytorch.Tensor copyToDevice(MemorySegment data, HostTensor host, DType dtype,

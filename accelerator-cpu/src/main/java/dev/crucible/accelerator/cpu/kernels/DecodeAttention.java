@@ -12,7 +12,7 @@ import jdk.incubator.vector.VectorOperators;
  * spread over many heads, which libtorch hands to its thread pool at a cost larger than the work.
  */
 final class DecodeAttention {
-    private static final int LANES = MatVec.FLOATS.length();
+    private static final int LANES = MatVec.WIDENED.length();
     private static final ByteOrder ORDER = ByteOrder.LITTLE_ENDIAN;
 
     private final boolean bf16;
@@ -59,50 +59,71 @@ final class DecodeAttention {
         int t = (index / queryHeads) % queries;
         int b = index / queryHeads / queries;
         int g = h / group;
-        float[] query = new float[width];
-        long qAt = b * qStrides[0] + h * qStrides[1] + t * qStrides[2];
-        for (int i = 0; i < width; i++) {
-            query[i] = TokenOps.get(q, bf16, qAt + i);
-        }
-        float[] scores = new float[keys];
+        float[] query = Scratch.floats(Scratch.ROW, width);
+        TokenOps.read(q, bf16, b * qStrides[0] + h * qStrides[1] + t * qStrides[2], query, width);
+        float[] scores = Scratch.floats(Scratch.SCORES, keys);
         long maskAt = b * maskStrides[0] + t * maskStrides[1];
+        long kBase = b * kStrides[0] + g * kStrides[1];
         float max = Float.NEGATIVE_INFINITY;
-        for (int s = 0; s < keys; s++) {
-            if (allowed.get(ValueLayout.JAVA_BYTE, maskAt + s) == 0) {
-                scores[s] = Float.NEGATIVE_INFINITY;
-                continue;
+        int s = 0;
+        // Four keys at a time: four independent dot products keep the FMA units busy.
+        for (; s + 4 <= keys && width % LANES == 0; s += 4) {
+            dot4(query, kBase + s * kStrides[2], kStrides[2], scores, s);
+            for (int j = s; j < s + 4; j++) {
+                scores[j] = allowed.get(ValueLayout.JAVA_BYTE, maskAt + j) == 0 ? Float.NEGATIVE_INFINITY
+                        : scores[j] * scale;
+                max = Math.max(max, scores[j]);
             }
-            float score = dot(query, b * kStrides[0] + g * kStrides[1] + s * kStrides[2]) * scale;
-            scores[s] = score;
-            max = Math.max(max, score);
+        }
+        for (; s < keys; s++) {
+            scores[s] = allowed.get(ValueLayout.JAVA_BYTE, maskAt + s) == 0 ? Float.NEGATIVE_INFINITY
+                    : dot(query, kBase + s * kStrides[2]) * scale;
+            max = Math.max(max, scores[s]);
         }
         float sum = 0;
-        for (int s = 0; s < keys; s++) {
-            float weight = scores[s] == Float.NEGATIVE_INFINITY ? 0f : (float) Math.exp(scores[s] - max);
-            scores[s] = weight;
+        for (int j = 0; j < keys; j++) {
+            float weight = scores[j] == Float.NEGATIVE_INFINITY ? 0f : (float) Math.exp(scores[j] - max);
+            scores[j] = weight;
             sum += weight;
         }
-        float[] out = new float[width];
-        for (int s = 0; s < keys; s++) {
-            if (scores[s] != 0f) {
-                accumulate(out, scores[s] / sum, b * vStrides[0] + g * vStrides[1] + s * vStrides[2]);
+        float[] out = Scratch.floats(Scratch.OUT, width);
+        java.util.Arrays.fill(out, 0, width, 0f);
+        for (int j = 0; j < keys; j++) {
+            if (scores[j] != 0f) {
+                accumulate(out, scores[j] / sum, b * vStrides[0] + g * vStrides[1] + j * vStrides[2]);
             }
         }
-        long yAt = (((long) b * queries + t) * queryHeads + h) * width;
-        for (int i = 0; i < width; i++) {
-            TokenOps.set(y, bf16, yAt + i, out[i]);
+        TokenOps.write(out, y, bf16, (((long) b * queries + t) * queryHeads + h) * width, width);
+    }
+
+    /** Scores of keys {@code at, at + stride, …} (four) into {@code scores[into …]}; width is a multiple of LANES. */
+    private void dot4(float[] query, long at, long stride, float[] scores, int into) {
+        FloatVector a0 = FloatVector.zero(MatVec.WIDENED);
+        FloatVector a1 = FloatVector.zero(MatVec.WIDENED);
+        FloatVector a2 = FloatVector.zero(MatVec.WIDENED);
+        FloatVector a3 = FloatVector.zero(MatVec.WIDENED);
+        for (int i = 0; i < width; i += LANES) {
+            FloatVector q = FloatVector.fromArray(MatVec.WIDENED, query, i);
+            a0 = load(k, at + i).fma(q, a0);
+            a1 = load(k, at + stride + i).fma(q, a1);
+            a2 = load(k, at + 2 * stride + i).fma(q, a2);
+            a3 = load(k, at + 3 * stride + i).fma(q, a3);
         }
+        scores[into] = a0.reduceLanes(VectorOperators.ADD);
+        scores[into + 1] = a1.reduceLanes(VectorOperators.ADD);
+        scores[into + 2] = a2.reduceLanes(VectorOperators.ADD);
+        scores[into + 3] = a3.reduceLanes(VectorOperators.ADD);
     }
 
     private float dot(float[] query, long at) {
-        FloatVector acc = FloatVector.zero(MatVec.FLOATS);
+        FloatVector acc = FloatVector.zero(MatVec.WIDENED);
         int i = 0;
         for (; i + LANES <= width; i += LANES) {
-            acc = load(k, at + i).fma(FloatVector.fromArray(MatVec.FLOATS, query, i), acc);
+            acc = load(k, at + i).fma(FloatVector.fromArray(MatVec.WIDENED, query, i), acc);
         }
         float sum = acc.reduceLanes(VectorOperators.ADD);
         for (; i < width; i++) {
-            sum += TokenOps.get(k, bf16, at + i) * query[i];
+            sum += element(k, at + i) * query[i];
         }
         return sum;
     }
@@ -110,16 +131,21 @@ final class DecodeAttention {
     private void accumulate(float[] out, float weight, long at) {
         int i = 0;
         for (; i + LANES <= width; i += LANES) {
-            load(v, at + i).fma(FloatVector.broadcast(MatVec.FLOATS, weight), FloatVector.fromArray(MatVec.FLOATS, out, i))
+            load(v, at + i).fma(FloatVector.broadcast(MatVec.WIDENED, weight), FloatVector.fromArray(MatVec.WIDENED, out, i))
                     .intoArray(out, i);
         }
         for (; i < width; i++) {
-            out[i] += weight * TokenOps.get(v, bf16, at + i);
+            out[i] += weight * element(v, at + i);
         }
+    }
+
+    private float element(MemorySegment segment, long index) {
+        return bf16 ? MatVec.bf16ToFloat(segment.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, index))
+                : segment.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, index);
     }
 
     private FloatVector load(MemorySegment segment, long element) {
         return bf16 ? MatVec.widen(segment, 2 * element)
-                : FloatVector.fromMemorySegment(MatVec.FLOATS, segment, 4 * element, ORDER);
+                : FloatVector.fromMemorySegment(MatVec.WIDENED, segment, 4 * element, ORDER);
     }
 }

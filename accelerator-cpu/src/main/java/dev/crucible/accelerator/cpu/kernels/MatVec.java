@@ -20,12 +20,19 @@ import jdk.incubator.vector.VectorSpecies;
  * in float32. The widest vectors the CPU has are used ({@link FloatVector#SPECIES_PREFERRED}).
  */
 final class MatVec {
+    /** Float32 weights: the widest vectors the CPU has. */
     static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_PREFERRED;
-    /** As many shorts as {@link #FLOATS} has floats: one load of bfloat16 widens to one float vector. */
+    /**
+     * bfloat16 weights widen to float vectors of at most 256 bits: on a Zen 4 core, which splits 512-bit operations
+     * in two, the 512-bit widening ran at 68% of a streaming read and the 256-bit one at 85% (measured, one thread).
+     */
+    static final VectorSpecies<Float> WIDENED = FLOATS.vectorBitSize() > 256 ? FloatVector.SPECIES_256 : FLOATS;
+    /** As many shorts as {@link #WIDENED} has floats: one load of bfloat16 widens to one float vector. */
     static final VectorSpecies<Short> SHORTS = VectorSpecies.of(short.class,
-            VectorShape.forBitSize(FLOATS.vectorBitSize() / 2));
-    private static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, FLOATS.vectorShape());
+            VectorShape.forBitSize(WIDENED.vectorBitSize() / 2));
+    private static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, WIDENED.vectorShape());
     private static final int LANES = FLOATS.length();
+    private static final int WIDE_LANES = WIDENED.length();
     private static final ByteOrder ORDER = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfShort BF16 = ValueLayout.JAVA_SHORT_UNALIGNED;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
@@ -34,63 +41,78 @@ final class MatVec {
     }
 
     /**
-     * Outputs {@code [from, to)} of every row: {@code y[r·out + n] = Σ w[n, k]·x[r·in + k] + bias[n]}.
+     * Outputs {@code [from, to)} of every row: {@code y[r·out + n] = Σ w[n, k]·x[r·in + k] + bias[n]}, each rounded
+     * once to the dtype and stored straight into {@code y}.
      *
-     * @param bf16 whether the weights are bfloat16 (else float32)
-     * @param bias float32 bias or null
+     * @param bf16 whether the weights, bias and output are bfloat16 (else float32)
+     * @param x    the input rows in float32, in native memory: vector loads from a Java array cost a third of the
+     *             bandwidth here (measured), loads from native memory none
+     * @param bias the bias in the dtype, or null
      */
-    static void rows(boolean bf16, MemorySegment weight, float[] x, float[] bias, float[] y, int rows, int in,
-                     int out, int from, int to) {
+    static void rows(boolean bf16, MemorySegment weight, MemorySegment x, MemorySegment bias, MemorySegment y,
+                     int rows, int in, int out, int from, int to) {
         int bytes = bf16 ? 2 : 4;
         for (int n = from; n < to; n++) {
             long offset = (long) n * in * bytes;
-            float add = bias == null ? 0f : bias[n];
+            float add = bias == null ? 0f : load(bias, bf16, n);
             int row = 0;
             for (; row + 4 <= rows; row += 4) {
                 if (bf16) {
-                    dot4Bf16(weight, offset, x, row * in, in, y, row * out + n, out, add);
+                    dot4Bf16(weight, offset, x, row * in, in, y, (long) row * out + n, out, add);
                 } else {
-                    dot4F32(weight, offset, x, row * in, in, y, row * out + n, out, add);
+                    dot4F32(weight, offset, x, row * in, in, y, (long) row * out + n, out, add);
                 }
             }
             for (; row < rows; row++) {
-                y[row * out + n] = add + (bf16 ? dotBf16(weight, offset, x, row * in, in)
-                        : dotF32(weight, offset, x, row * in, in));
+                float dot = bf16 ? dotBf16(weight, offset, x, row * in, in) : dotF32(weight, offset, x, row * in, in);
+                store(y, bf16, (long) row * out + n, dot + add);
             }
         }
     }
 
-    /** Sixteen (or the vector width of) bfloat16 at {@code byteOffset}, widened to float32. */
+    static float load(MemorySegment segment, boolean bf16, long index) {
+        return bf16 ? bf16ToFloat(segment.getAtIndex(BF16, index)) : segment.getAtIndex(F32, index);
+    }
+
+    static void store(MemorySegment segment, boolean bf16, long index, float value) {
+        if (bf16) {
+            segment.setAtIndex(BF16, index, floatToBf16(value));
+        } else {
+            segment.setAtIndex(F32, index, value);
+        }
+    }
+
+    /** {@link #WIDENED}'s length of bfloat16 at {@code byteOffset}, widened to float32. */
     static FloatVector widen(MemorySegment weight, long byteOffset) {
         return ShortVector.fromMemorySegment(SHORTS, weight, byteOffset, ORDER)
                 .convertShape(VectorOperators.S2I, INTS, 0).reinterpretAsInts()
                 .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
     }
 
-    private static float dotBf16(MemorySegment w, long offset, float[] x, int xFrom, int in) {
-        FloatVector a0 = FloatVector.zero(FLOATS);
-        FloatVector a1 = FloatVector.zero(FLOATS);
-        FloatVector a2 = FloatVector.zero(FLOATS);
-        FloatVector a3 = FloatVector.zero(FLOATS);
+    private static float dotBf16(MemorySegment w, long offset, MemorySegment x, int xFrom, int in) {
+        FloatVector a0 = FloatVector.zero(WIDENED);
+        FloatVector a1 = FloatVector.zero(WIDENED);
+        FloatVector a2 = FloatVector.zero(WIDENED);
+        FloatVector a3 = FloatVector.zero(WIDENED);
         int k = 0;
-        for (; k + 4 * LANES <= in; k += 4 * LANES) {
+        for (; k + 4 * WIDE_LANES <= in; k += 4 * WIDE_LANES) {
             long at = offset + 2L * k;
-            a0 = widen(w, at).fma(FloatVector.fromArray(FLOATS, x, xFrom + k), a0);
-            a1 = widen(w, at + 2L * LANES).fma(FloatVector.fromArray(FLOATS, x, xFrom + k + LANES), a1);
-            a2 = widen(w, at + 4L * LANES).fma(FloatVector.fromArray(FLOATS, x, xFrom + k + 2 * LANES), a2);
-            a3 = widen(w, at + 6L * LANES).fma(FloatVector.fromArray(FLOATS, x, xFrom + k + 3 * LANES), a3);
+            a0 = widen(w, at).fma(wideInput(x, xFrom + k), a0);
+            a1 = widen(w, at + 2L * WIDE_LANES).fma(wideInput(x, xFrom + k + WIDE_LANES), a1);
+            a2 = widen(w, at + 4L * WIDE_LANES).fma(wideInput(x, xFrom + k + 2 * WIDE_LANES), a2);
+            a3 = widen(w, at + 6L * WIDE_LANES).fma(wideInput(x, xFrom + k + 3 * WIDE_LANES), a3);
         }
-        for (; k + LANES <= in; k += LANES) {
-            a0 = widen(w, offset + 2L * k).fma(FloatVector.fromArray(FLOATS, x, xFrom + k), a0);
+        for (; k + WIDE_LANES <= in; k += WIDE_LANES) {
+            a0 = widen(w, offset + 2L * k).fma(wideInput(x, xFrom + k), a0);
         }
         float sum = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
         for (; k < in; k++) {
-            sum += bf16ToFloat(w.get(BF16, offset + 2L * k)) * x[xFrom + k];
+            sum += bf16ToFloat(w.get(BF16, offset + 2L * k)) * x.getAtIndex(F32, xFrom + k);
         }
         return sum;
     }
 
-    private static float dotF32(MemorySegment w, long offset, float[] x, int xFrom, int in) {
+    private static float dotF32(MemorySegment w, long offset, MemorySegment x, int xFrom, int in) {
         FloatVector a0 = FloatVector.zero(FLOATS);
         FloatVector a1 = FloatVector.zero(FLOATS);
         FloatVector a2 = FloatVector.zero(FLOATS);
@@ -98,39 +120,39 @@ final class MatVec {
         int k = 0;
         for (; k + 4 * LANES <= in; k += 4 * LANES) {
             long at = offset + 4L * k;
-            a0 = FloatVector.fromMemorySegment(FLOATS, w, at, ORDER).fma(FloatVector.fromArray(FLOATS, x, xFrom + k), a0);
+            a0 = FloatVector.fromMemorySegment(FLOATS, w, at, ORDER).fma(input(x, xFrom + k), a0);
             a1 = FloatVector.fromMemorySegment(FLOATS, w, at + 4L * LANES, ORDER)
-                    .fma(FloatVector.fromArray(FLOATS, x, xFrom + k + LANES), a1);
+                    .fma(input(x, xFrom + k + LANES), a1);
             a2 = FloatVector.fromMemorySegment(FLOATS, w, at + 8L * LANES, ORDER)
-                    .fma(FloatVector.fromArray(FLOATS, x, xFrom + k + 2 * LANES), a2);
+                    .fma(input(x, xFrom + k + 2 * LANES), a2);
             a3 = FloatVector.fromMemorySegment(FLOATS, w, at + 12L * LANES, ORDER)
-                    .fma(FloatVector.fromArray(FLOATS, x, xFrom + k + 3 * LANES), a3);
+                    .fma(input(x, xFrom + k + 3 * LANES), a3);
         }
         for (; k + LANES <= in; k += LANES) {
             a0 = FloatVector.fromMemorySegment(FLOATS, w, offset + 4L * k, ORDER)
-                    .fma(FloatVector.fromArray(FLOATS, x, xFrom + k), a0);
+                    .fma(input(x, xFrom + k), a0);
         }
         float sum = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
         for (; k < in; k++) {
-            sum += w.get(F32, offset + 4L * k) * x[xFrom + k];
+            sum += w.get(F32, offset + 4L * k) * x.getAtIndex(F32, xFrom + k);
         }
         return sum;
     }
 
     /** Four input rows against one weight row, widening each weight vector once. */
-    private static void dot4Bf16(MemorySegment w, long offset, float[] x, int xFrom, int in, float[] y, int yAt,
-                                 int yStride, float add) {
-        FloatVector a0 = FloatVector.zero(FLOATS);
-        FloatVector a1 = FloatVector.zero(FLOATS);
-        FloatVector a2 = FloatVector.zero(FLOATS);
-        FloatVector a3 = FloatVector.zero(FLOATS);
+    private static void dot4Bf16(MemorySegment w, long offset, MemorySegment x, int xFrom, int in, MemorySegment y,
+                                 long yAt, int yStride, float add) {
+        FloatVector a0 = FloatVector.zero(WIDENED);
+        FloatVector a1 = FloatVector.zero(WIDENED);
+        FloatVector a2 = FloatVector.zero(WIDENED);
+        FloatVector a3 = FloatVector.zero(WIDENED);
         int k = 0;
-        for (; k + LANES <= in; k += LANES) {
+        for (; k + WIDE_LANES <= in; k += WIDE_LANES) {
             FloatVector wv = widen(w, offset + 2L * k);
-            a0 = wv.fma(FloatVector.fromArray(FLOATS, x, xFrom + k), a0);
-            a1 = wv.fma(FloatVector.fromArray(FLOATS, x, xFrom + in + k), a1);
-            a2 = wv.fma(FloatVector.fromArray(FLOATS, x, xFrom + 2 * in + k), a2);
-            a3 = wv.fma(FloatVector.fromArray(FLOATS, x, xFrom + 3 * in + k), a3);
+            a0 = wv.fma(wideInput(x, xFrom + k), a0);
+            a1 = wv.fma(wideInput(x, xFrom + in + k), a1);
+            a2 = wv.fma(wideInput(x, xFrom + 2 * in + k), a2);
+            a3 = wv.fma(wideInput(x, xFrom + 3 * in + k), a3);
         }
         float s0 = a0.reduceLanes(VectorOperators.ADD);
         float s1 = a1.reduceLanes(VectorOperators.ADD);
@@ -138,19 +160,19 @@ final class MatVec {
         float s3 = a3.reduceLanes(VectorOperators.ADD);
         for (; k < in; k++) {
             float wk = bf16ToFloat(w.get(BF16, offset + 2L * k));
-            s0 += wk * x[xFrom + k];
-            s1 += wk * x[xFrom + in + k];
-            s2 += wk * x[xFrom + 2 * in + k];
-            s3 += wk * x[xFrom + 3 * in + k];
+            s0 += wk * x.getAtIndex(F32, xFrom + k);
+            s1 += wk * x.getAtIndex(F32, xFrom + in + k);
+            s2 += wk * x.getAtIndex(F32, xFrom + 2 * in + k);
+            s3 += wk * x.getAtIndex(F32, xFrom + 3 * in + k);
         }
-        y[yAt] = s0 + add;
-        y[yAt + yStride] = s1 + add;
-        y[yAt + 2 * yStride] = s2 + add;
-        y[yAt + 3 * yStride] = s3 + add;
+        store(y, true, yAt, s0 + add);
+        store(y, true, yAt + yStride, s1 + add);
+        store(y, true, yAt + 2L * yStride, s2 + add);
+        store(y, true, yAt + 3L * yStride, s3 + add);
     }
 
-    private static void dot4F32(MemorySegment w, long offset, float[] x, int xFrom, int in, float[] y, int yAt,
-                                int yStride, float add) {
+    private static void dot4F32(MemorySegment w, long offset, MemorySegment x, int xFrom, int in, MemorySegment y,
+                                long yAt, int yStride, float add) {
         FloatVector a0 = FloatVector.zero(FLOATS);
         FloatVector a1 = FloatVector.zero(FLOATS);
         FloatVector a2 = FloatVector.zero(FLOATS);
@@ -158,10 +180,10 @@ final class MatVec {
         int k = 0;
         for (; k + LANES <= in; k += LANES) {
             FloatVector wv = FloatVector.fromMemorySegment(FLOATS, w, offset + 4L * k, ORDER);
-            a0 = wv.fma(FloatVector.fromArray(FLOATS, x, xFrom + k), a0);
-            a1 = wv.fma(FloatVector.fromArray(FLOATS, x, xFrom + in + k), a1);
-            a2 = wv.fma(FloatVector.fromArray(FLOATS, x, xFrom + 2 * in + k), a2);
-            a3 = wv.fma(FloatVector.fromArray(FLOATS, x, xFrom + 3 * in + k), a3);
+            a0 = wv.fma(input(x, xFrom + k), a0);
+            a1 = wv.fma(input(x, xFrom + in + k), a1);
+            a2 = wv.fma(input(x, xFrom + 2 * in + k), a2);
+            a3 = wv.fma(input(x, xFrom + 3 * in + k), a3);
         }
         float s0 = a0.reduceLanes(VectorOperators.ADD);
         float s1 = a1.reduceLanes(VectorOperators.ADD);
@@ -169,15 +191,23 @@ final class MatVec {
         float s3 = a3.reduceLanes(VectorOperators.ADD);
         for (; k < in; k++) {
             float wk = w.get(F32, offset + 4L * k);
-            s0 += wk * x[xFrom + k];
-            s1 += wk * x[xFrom + in + k];
-            s2 += wk * x[xFrom + 2 * in + k];
-            s3 += wk * x[xFrom + 3 * in + k];
+            s0 += wk * x.getAtIndex(F32, xFrom + k);
+            s1 += wk * x.getAtIndex(F32, xFrom + in + k);
+            s2 += wk * x.getAtIndex(F32, xFrom + 2 * in + k);
+            s3 += wk * x.getAtIndex(F32, xFrom + 3 * in + k);
         }
-        y[yAt] = s0 + add;
-        y[yAt + yStride] = s1 + add;
-        y[yAt + 2 * yStride] = s2 + add;
-        y[yAt + 3 * yStride] = s3 + add;
+        store(y, false, yAt, s0 + add);
+        store(y, false, yAt + yStride, s1 + add);
+        store(y, false, yAt + 2L * yStride, s2 + add);
+        store(y, false, yAt + 3L * yStride, s3 + add);
+    }
+
+    private static FloatVector input(MemorySegment x, int element) {
+        return FloatVector.fromMemorySegment(FLOATS, x, 4L * element, ORDER);
+    }
+
+    private static FloatVector wideInput(MemorySegment x, int element) {
+        return FloatVector.fromMemorySegment(WIDENED, x, 4L * element, ORDER);
     }
 
     static float bf16ToFloat(short bits) {

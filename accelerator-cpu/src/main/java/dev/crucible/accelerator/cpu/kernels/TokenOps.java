@@ -2,13 +2,16 @@ package dev.crucible.accelerator.cpu.kernels;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 
 /**
  * The small per-token ops of a decode step, each a single pass over a few thousand elements: libtorch spends more
  * on dispatching them (several ops each, a JNI crossing and allocation per op) than on the arithmetic. They run on
- * the calling thread.
+ * the calling thread. Rows are copied into Java arrays in bulk and computed there: element-wise access to native
+ * memory is fast only once the JIT has compiled a loop fully, array code is fast much earlier.
  */
 final class TokenOps {
     private static final ValueLayout.OfShort BF16 = ValueLayout.JAVA_SHORT_UNALIGNED;
@@ -17,15 +20,29 @@ final class TokenOps {
     private TokenOps() {
     }
 
-    static float get(MemorySegment segment, boolean bf16, long index) {
-        return bf16 ? MatVec.bf16ToFloat(segment.getAtIndex(BF16, index)) : segment.getAtIndex(F32, index);
+    /** {@code count} elements from element {@code from} of {@code segment}, widened to float32. */
+    static void read(MemorySegment segment, boolean bf16, long from, float[] into, int count) {
+        if (bf16) {
+            short[] bits = Scratch.shorts(count);
+            MemorySegment.copy(segment, BF16, 2 * from, bits, 0, count);
+            for (int i = 0; i < count; i++) {
+                into[i] = MatVec.bf16ToFloat(bits[i]);
+            }
+        } else {
+            MemorySegment.copy(segment, F32, 4 * from, into, 0, count);
+        }
     }
 
-    static void set(MemorySegment segment, boolean bf16, long index, float value) {
+    /** {@code count} values into {@code segment} from element {@code from}, rounded to bfloat16 when asked. */
+    static void write(float[] values, MemorySegment segment, boolean bf16, long from, int count) {
         if (bf16) {
-            segment.setAtIndex(BF16, index, MatVec.floatToBf16(value));
+            short[] bits = Scratch.shorts(count);
+            for (int i = 0; i < count; i++) {
+                bits[i] = MatVec.floatToBf16(values[i]);
+            }
+            MemorySegment.copy(bits, 0, segment, BF16, 2 * from, count);
         } else {
-            segment.setAtIndex(F32, index, value);
+            MemorySegment.copy(values, 0, segment, F32, 4 * from, count);
         }
     }
 
@@ -36,40 +53,44 @@ final class TokenOps {
 
     static void rmsNorm(boolean bf16, MemorySegment x, MemorySegment weight, MemorySegment y, int rows, int width,
                         double eps) {
-        float[] row = new float[width];
+        float[] row = Scratch.floats(Scratch.ROW, width);
+        float[] scale = Scratch.floats(Scratch.OTHER, width);
+        read(weight, bf16, 0, scale, width);
         for (int r = 0; r < rows; r++) {
             long base = (long) r * width;
+            read(x, bf16, base, row, width);
             double squares = 0;
             for (int i = 0; i < width; i++) {
-                float value = get(x, bf16, base + i);
-                row[i] = value;
-                squares += value * value;
+                squares += row[i] * row[i];
             }
             float variance = (float) (squares / width);
-            float scale = (float) (1.0 / Math.sqrt(variance + (float) eps));
+            float factor = (float) (1.0 / Math.sqrt(variance + (float) eps));
             for (int i = 0; i < width; i++) {
-                float normed = round(bf16, row[i] * scale);
-                set(y, bf16, base + i, normed * get(weight, bf16, i));
+                row[i] = round(bf16, row[i] * factor) * scale[i];
             }
+            write(row, y, bf16, base, width);
         }
     }
 
     static void rotary(boolean bf16, MemorySegment x, long[] strides, MemorySegment cos, MemorySegment sin,
                        MemorySegment y, int batch, int heads, int tokens, int width) {
         int half = width / 2;
+        float[] in = Scratch.floats(Scratch.ROW, width);
+        float[] out = Scratch.floats(Scratch.OUT, width);
+        float[] c = Scratch.floats(Scratch.OTHER, width);
+        float[] s = Scratch.floats(Scratch.SIN, width);
         for (int b = 0; b < batch; b++) {
-            for (int h = 0; h < heads; h++) {
-                for (int t = 0; t < tokens; t++) {
-                    long in = b * strides[0] + h * strides[1] + t * strides[2];
-                    long table = ((long) b * tokens + t) * width;
-                    long out = (((long) b * heads + h) * tokens + t) * width;
+            for (int t = 0; t < tokens; t++) {
+                long table = ((long) b * tokens + t) * width;
+                read(cos, bf16, table, c, width);
+                read(sin, bf16, table, s, width);
+                for (int h = 0; h < heads; h++) {
+                    read(x, bf16, b * strides[0] + h * strides[1] + t * strides[2], in, width);
                     for (int i = 0; i < width; i++) {
-                        float value = get(x, bf16, in + i);
-                        float rotated = i < half ? -get(x, bf16, in + i + half) : get(x, bf16, in + i - half);
-                        float first = round(bf16, value * get(cos, bf16, table + i));
-                        float second = round(bf16, rotated * get(sin, bf16, table + i));
-                        set(y, bf16, out + i, first + second);
+                        float rotated = i < half ? -in[i + half] : in[i - half];
+                        out[i] = round(bf16, in[i] * c[i]) + round(bf16, rotated * s[i]);
                     }
+                    write(out, y, bf16, (((long) b * heads + h) * tokens + t) * width, width);
                 }
             }
         }
@@ -77,33 +98,47 @@ final class TokenOps {
 
     /** Like torch.argmax: the first largest element, NaN counting as largest. */
     static void argmax(boolean bf16, MemorySegment x, MemorySegment y, int rows, int width) {
-        int lanes = MatVec.FLOATS.length();
+        int lanes = MatVec.WIDENED.length();
         for (int r = 0; r < rows; r++) {
             long base = (long) r * width;
-            FloatVector best = FloatVector.broadcast(MatVec.FLOATS, Float.NEGATIVE_INFINITY);
-            boolean nan = false;
+            // One vector pass for the largest value (and whether there is a NaN), then the first index holding it.
+            FloatVector best = FloatVector.broadcast(MatVec.WIDENED, Float.NEGATIVE_INFINITY);
+            VectorMask<Float> nan = MatVec.WIDENED.maskAll(false);
             int i = 0;
             for (; i + lanes <= width; i += lanes) {
                 FloatVector v = bf16 ? MatVec.widen(x, 2 * (base + i))
-                        : FloatVector.fromMemorySegment(MatVec.FLOATS, x, 4 * (base + i), java.nio.ByteOrder.LITTLE_ENDIAN);
-                nan |= v.test(VectorOperators.IS_NAN).anyTrue();
+                        : FloatVector.fromMemorySegment(MatVec.WIDENED, x, 4 * (base + i), ByteOrder.LITTLE_ENDIAN);
+                nan = nan.or(v.test(VectorOperators.IS_NAN));
                 best = best.max(v);
             }
             float max = best.reduceLanes(VectorOperators.MAX);
+            boolean anyNan = nan.anyTrue();
             for (; i < width; i++) {
-                float value = get(x, bf16, base + i);
-                nan |= Float.isNaN(value);
+                float value = element(x, bf16, base + i);
+                anyNan |= Float.isNaN(value);
                 max = Math.max(max, value);
             }
-            long index = 0;
-            for (int j = 0; j < width; j++) {
-                float value = get(x, bf16, base + j);
-                if (nan ? Float.isNaN(value) : value == max) {
+            long index = -1;
+            int j = 0;
+            for (; j + lanes <= width && index < 0; j += lanes) {
+                FloatVector v = bf16 ? MatVec.widen(x, 2 * (base + j))
+                        : FloatVector.fromMemorySegment(MatVec.WIDENED, x, 4 * (base + j), ByteOrder.LITTLE_ENDIAN);
+                VectorMask<Float> hit = anyNan ? v.test(VectorOperators.IS_NAN) : v.eq(max);
+                if (hit.anyTrue()) {
+                    index = j + hit.firstTrue();
+                }
+            }
+            for (; j < width && index < 0; j++) {
+                float value = element(x, bf16, base + j);
+                if (anyNan ? Float.isNaN(value) : value == max) {
                     index = j;
-                    break;
                 }
             }
             y.setAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, r, index);
         }
+    }
+
+    private static float element(MemorySegment segment, boolean bf16, long index) {
+        return bf16 ? MatVec.bf16ToFloat(segment.getAtIndex(BF16, index)) : segment.getAtIndex(F32, index);
     }
 }

@@ -2,6 +2,7 @@ package dev.crucible.accelerator.cpu.kernels;
 
 import dev.crucible.api.model.DType;
 import dev.crucible.torch.HostKernels;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -18,16 +19,24 @@ public final class VectorKernels implements HostKernels {
     /** At most this many query tokens per attention: past it (a prefill) libtorch's kernel is the faster path. */
     static final int MAX_ATTENTION_QUERIES = 8;
     /** Multiply-adds (keys × width × heads) below which an attention runs on the calling thread alone. */
-    private static final long PARALLEL_ATTENTION_WORK = 256 << 10;
+    private static final long PARALLEL_ATTENTION_WORK = 32 << 10;
     /** Weight bytes per task: enough to amortize taking a task, small enough to balance threads. */
     private static final int TASK_BYTES = 64 << 10;
     /** Below this many weight bytes a product runs on the calling thread alone. */
     private static final long PARALLEL_BYTES = 256 << 10;
 
     private final WorkerPool pool;
+    /**
+     * Inputs widened to float32 for the products: native memory, reused (one caller at a time). Accessed through a
+     * global-scope view: a shared arena's segment checks the arena is alive on every load, which costs bandwidth in
+     * the inner loop. {@link #scratchOwner} keeps the memory alive; the garbage collector frees it with these kernels.
+     */
+    private MemorySegment scratchOwner = MemorySegment.NULL;
+    private MemorySegment scratch = MemorySegment.NULL;
 
     public VectorKernels(int threads) {
         this.pool = new WorkerPool(threads);
+        Thread.ofPlatform().daemon().name("crucible-cpu-kernel-warm-up").start(WarmUp::run);
     }
 
     public int threads() {
@@ -45,9 +54,7 @@ public final class VectorKernels implements HostKernels {
                        int rows, int in, int out) {
         boolean bf16 = dtype == DType.BF16;
         int bytes = bf16 ? 2 : 4;
-        float[] input = widen(x, rows * in, bf16);
-        float[] addend = bias == null ? null : widen(bias, out, bf16);
-        float[] result = new float[rows * out];
+        MemorySegment input = widenInput(x, rows * in, bf16);
         int rowsPerTask = Math.max(1, TASK_BYTES / (in * bytes));
         long weightBytes = (long) out * in * bytes;
         int tasks = weightBytes < PARALLEL_BYTES ? 1 : (out + rowsPerTask - 1) / rowsPerTask;
@@ -55,8 +62,7 @@ public final class VectorKernels implements HostKernels {
         pool.run(tasks, task -> {
             int from = task * perTask;
             int to = Math.min(out, from + perTask);
-            MatVec.rows(bf16, weight, input, addend, result, rows, in, out, from, to);
-            narrow(result, y, bf16, rows, out, from, to);
+            MatVec.rows(bf16, weight, input, bias, y, rows, in, out, from, to);
         });
     }
 
@@ -105,31 +111,20 @@ public final class VectorKernels implements HostKernels {
         pool.close();
     }
 
-    private static float[] widen(MemorySegment source, int count, boolean bf16) {
-        float[] values = new float[count];
+    private MemorySegment widenInput(MemorySegment source, int count, boolean bf16) {
+        long bytes = 4L * count;
+        if (scratch.byteSize() < bytes) {
+            scratchOwner = Arena.ofAuto().allocate(Math.max(bytes, 64 << 10), 64);
+            scratch = MemorySegment.ofAddress(scratchOwner.address()).reinterpret(scratchOwner.byteSize());
+        }
         if (bf16) {
             for (int i = 0; i < count; i++) {
-                values[i] = MatVec.bf16ToFloat(source.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i));
+                scratch.setAtIndex(ValueLayout.JAVA_FLOAT, i,
+                        MatVec.bf16ToFloat(source.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i)));
             }
         } else {
-            MemorySegment.copy(source, ValueLayout.JAVA_FLOAT_UNALIGNED, 0, values, 0, count);
+            MemorySegment.copy(source, 0, scratch, 0, bytes);
         }
-        return values;
-    }
-
-    /** Columns {@code [from, to)} of every row of {@code values} into {@code target}, rounded to bf16 when asked. */
-    private static void narrow(float[] values, MemorySegment target, boolean bf16, int rows, int width, int from,
-                               int to) {
-        for (int row = 0; row < rows; row++) {
-            int base = row * width;
-            if (bf16) {
-                for (int i = base + from; i < base + to; i++) {
-                    target.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, MatVec.floatToBf16(values[i]));
-                }
-            } else {
-                MemorySegment.copy(values, base + from, target, ValueLayout.JAVA_FLOAT_UNALIGNED, 4L * (base + from),
-                        to - from);
-            }
-        }
+        return scratch;
     }
 }
