@@ -33,6 +33,9 @@ public interface HostKernels {
      */
     void rmsNorm(DType dtype, MemorySegment x, MemorySegment weight, MemorySegment y, int rows, int width, double eps);
 
+    /** {@code y = silu(gate)·up} over {@code count} contiguous elements, silu rounded to the dtype before the product. */
+    void gatedSilu(DType dtype, MemorySegment gate, MemorySegment up, MemorySegment y, int count);
+
     /**
      * Rotary embedding {@code y = x·cos + rotate_half(x)·sin} (rotate_half(x) = {@code [-x₂, x₁]} for the halves of
      * the head) on {@code x [batch, heads, tokens, width]} with strides {@code xStrides} (batch, head, token);

@@ -35,6 +35,10 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     private final boolean cpu;
     private final boolean inference;
     private final HostKernels kernels;
+    // Made once and kept: every libtorch argument object is a native allocation and a JNI call, which on a decode
+    // step of a few hundred small ops costs as much as the ops.
+    private final TensorOptions[] optionsByDtype = new TensorOptions[DType.values().length];
+    private final MemoryFormatOptional anyMemoryFormat;
 
     /**
      * @param deviceName a libtorch device string: {@code cpu}, {@code cuda:1}, {@code mps}
@@ -55,6 +59,14 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         // Owned by these ops, whatever scope happens to be open now; freed by close().
         this.device = new Device(deviceName).retainReference();
         this.cpu = device.is_cpu();
+        // The scope frees the temporaries that build them; the retained results outlive it until close().
+        try (PointerScope scope = new PointerScope()) {
+            for (DType dtype : DType.values()) {
+                optionsByDtype[dtype.ordinal()] = new TensorOptions(TorchTypes.scalarType(dtype))
+                        .device(new DeviceOptional(device)).retainReference();
+            }
+            this.anyMemoryFormat = new MemoryFormatOptional().retainReference();
+        }
         // Kernels read host memory and record no autograd graph: only CPU tensors, only in inference.
         this.kernels = cpu && inference ? kernels : null;
     }
@@ -62,6 +74,10 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     /** Frees the device handle; tensors made by these ops are owned elsewhere and stay valid. */
     @Override
     public void close() {
+        for (TensorOptions options : optionsByDtype) {
+            options.releaseReference();
+        }
+        anyMemoryFormat.releaseReference();
         device.releaseReference();
     }
 
@@ -188,6 +204,17 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     @Override
     public Tensor silu(Tensor x) {
         return wrap(torch.silu(native_(x)));
+    }
+
+    @Override
+    public Tensor gatedSilu(Tensor gate, Tensor up) {
+        if (kernels != null && takesElementwise(gate) && up.dtype() == gate.dtype() && contiguous(up)
+                && java.util.Arrays.equals(gate.shape(), up.shape())) {
+            TorchTensor y = empty(gate.dtype(), gate.shape());
+            kernels.gatedSilu(gate.dtype(), bytes(gate), bytes(up), y.hostBytes(), Math.toIntExact(elements(gate)));
+            return y;
+        }
+        return TensorOps.super.gatedSilu(gate, up);
     }
 
     @Override
@@ -404,13 +431,14 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     }
 
     private TorchTensor empty(DType dtype, long... shape) {
-        return wrap(torch.empty(shape, options(dtype), new MemoryFormatOptional()));
+        return wrap(torch.empty(shape, options(dtype), anyMemoryFormat));
     }
 
     // ---- helpers ------------------------------------------------------------------------------------------------
 
+    /** Options for new tensors of {@code dtype} on this device; owned by these ops (do not free). */
     TensorOptions options(DType dtype) {
-        return new TensorOptions(TorchTypes.scalarType(dtype)).device(new DeviceOptional(device));
+        return optionsByDtype[dtype.ordinal()];
     }
 
     static org.bytedeco.pytorch.Tensor native_(Tensor tensor) {

@@ -99,7 +99,7 @@ public final class Transformer {
         hidden = ops.add(hidden, layer.output().apply(ops, attention));
 
         x = ops.rmsNorm(hidden, layer.postAttentionNorm(), eps);
-        Tensor gated = ops.mul(ops.silu(layer.gate().apply(ops, x)), layer.up().apply(ops, x));
+        Tensor gated = ops.gatedSilu(layer.gate().apply(ops, x), layer.up().apply(ops, x));
         return ops.add(hidden, layer.down().apply(ops, gated));
     }
 

@@ -74,6 +74,14 @@ public interface TensorOps {
     /** {@code x * sigmoid(x)}. */
     Tensor silu(Tensor x);
 
+    /**
+     * {@code silu(gate) · up}, the gated MLP's activation, each result in the compute dtype as the two separate ops
+     * give it. The default composes them; a backend may fuse it.
+     */
+    default Tensor gatedSilu(Tensor gate, Tensor up) {
+        return mul(silu(gate), up);
+    }
+
     /** {@code x · weightᵀ + bias}: {@code weight} is {@code [out, in]} as checkpoints store it; bias may be null. */
     Tensor linear(Tensor x, Tensor weight, Tensor bias);
 

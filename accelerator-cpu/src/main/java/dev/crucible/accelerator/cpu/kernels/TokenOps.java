@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The small per-token ops of a decode step, each a single pass over a few thousand elements: libtorch spends more
@@ -69,6 +70,32 @@ final class TokenOps {
                 row[i] = round(bf16, row[i] * factor) * scale[i];
             }
             write(row, y, bf16, base, width);
+        }
+    }
+
+    /** {@code silu(g)·u} in chunks that fit the scratch arrays; exp in vectors (the JDK's vector math library). */
+    static void gatedSilu(boolean bf16, MemorySegment gate, MemorySegment up, MemorySegment y, int count) {
+        int chunk = 4096;
+        float[] g = Scratch.floats(Scratch.ROW, chunk);
+        float[] u = Scratch.floats(Scratch.OTHER, chunk);
+        VectorSpecies<Float> species = MatVec.WIDENED;
+        for (int from = 0; from < count; from += chunk) {
+            int n = Math.min(chunk, count - from);
+            read(gate, bf16, from, g, n);
+            read(up, bf16, from, u, n);
+            int i = 0;
+            for (; i + species.length() <= n; i += species.length()) {
+                FloatVector v = FloatVector.fromArray(species, g, i);
+                FloatVector silu = v.div(v.neg().lanewise(VectorOperators.EXP).add(1f));
+                silu.intoArray(g, i);
+            }
+            for (; i < n; i++) {
+                g[i] = g[i] / (1f + (float) Math.exp(-g[i]));
+            }
+            for (int j = 0; j < n; j++) {
+                g[j] = round(bf16, g[j]) * u[j];
+            }
+            write(g, y, bf16, from, n);
         }
     }
 

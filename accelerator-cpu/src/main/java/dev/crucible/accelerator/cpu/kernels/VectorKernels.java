@@ -73,6 +73,11 @@ public final class VectorKernels implements HostKernels {
     }
 
     @Override
+    public void gatedSilu(DType dtype, MemorySegment gate, MemorySegment up, MemorySegment y, int count) {
+        TokenOps.gatedSilu(dtype == DType.BF16, gate, up, y, count);
+    }
+
+    @Override
     public void rotary(DType dtype, MemorySegment x, long[] xStrides, MemorySegment cos, MemorySegment sin,
                        MemorySegment y, int batch, int heads, int tokens, int width) {
         TokenOps.rotary(dtype == DType.BF16, x, xStrides, cos, sin, y, batch, heads, tokens, width);

@@ -48,6 +48,7 @@ final class WarmUp {
                 for (boolean bf16 : new boolean[] {true, false}) {
                     MatVec.rows(bf16, matrix, input, null, y, 1 + round % 4, width, rows, 0, rows);
                     TokenOps.rmsNorm(bf16, x, matrix, y, 1, width, 1e-6);
+                    TokenOps.gatedSilu(bf16, x, matrix, y, width);
                     TokenOps.rotary(bf16, x, strides, matrix, matrix, y, 1, heads, 1, width);
                     new DecodeAttention(bf16, x, strides, cache, cacheStrides, cache, cacheStrides, mask,
                             new long[] {0, 0}, y, heads, 1, 1, keys, width, 0.125).unit(round % heads);

@@ -43,6 +43,12 @@ final class CountingKernels implements HostKernels {
     }
 
     @Override
+    public void gatedSilu(DType dtype, MemorySegment gate, MemorySegment up, MemorySegment y, int count) {
+        count("gatedSilu");
+        delegate.gatedSilu(dtype, gate, up, y, count);
+    }
+
+    @Override
     public void rotary(DType dtype, MemorySegment x, long[] xStrides, MemorySegment cos, MemorySegment sin,
                        MemorySegment y, int batch, int heads, int tokens, int width) {
         count("rotary");

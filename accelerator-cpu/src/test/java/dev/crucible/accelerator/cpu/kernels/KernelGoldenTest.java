@@ -73,7 +73,7 @@ class KernelGoldenTest {
         } finally {
             kernels.close();
         }
-        for (String kernel : List.of("linear", "rmsNorm", "rotary", "attention", "argmax")) {
+        for (String kernel : List.of("linear", "rmsNorm", "rotary", "attention", "argmax", "gatedSilu")) {
             assertTrue(counted.calls(kernel) > 0, kernel + " ran: " + counted.calls);
         }
     }

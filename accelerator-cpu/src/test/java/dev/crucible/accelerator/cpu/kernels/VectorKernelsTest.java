@@ -89,6 +89,21 @@ class VectorKernelsTest {
 
     @ParameterizedTest
     @EnumSource(Precision.class)
+    void gatedSiluMatchesSiluTimesUp(Precision precision) {
+        Random random = new Random(6);
+        int width = 4103; // more than one chunk, and a vector tail
+        int count = 2 * width;
+        try (TensorScope scope = reference.openScope()) {
+            Tensor gate = reference.cast(reference.constant(gaussian(random, count), 2, 1, width), precision.dtype);
+            Tensor up = reference.cast(reference.constant(gaussian(random, count), 2, 1, width), precision.dtype);
+            int before = counted.calls("gatedSilu");
+            assertClose(reference.gatedSilu(gate, up), fast.gatedSilu(gate, up), precision.tolerance, "gatedSilu");
+            assertEquals(before + 1, counted.calls("gatedSilu"), "the kernel ran");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Precision.class)
     void rotaryOfATransposedViewMatchesTheComposition(Precision precision) {
         Random random = new Random(3);
         long batch = 2;
