@@ -6,7 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.OptionalLong;
+import java.util.Optional;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -20,11 +20,10 @@ import java.util.function.ToDoubleFunction;
  *   <li>decode at a larger batch: achieved FLOP/s over the matmul ceiling.</li>
  * </ul>
  *
- * @param peakIsModelOnly false where the peak could not be reset after the ceilings, so it includes their buffers
+ * @param memory peak resident memory of loading and of the runs, empty where the OS does not report it
  */
 public record DecodeBenchReport(DecodeBenchmark.Settings settings, DType dtype, ModelCost cost,
-                                List<DecodeBenchmark.Round> rounds, OptionalLong peakResidentBytes,
-                                boolean peakIsModelOnly) {
+                                List<DecodeBenchmark.Round> rounds, Optional<DecodeBenchmark.PeakMemory> memory) {
 
     public DecodeBenchReport {
         rounds = List.copyOf(rounds);
@@ -65,10 +64,9 @@ public record DecodeBenchReport(DecodeBenchmark.Settings settings, DType dtype, 
         return median(DecodeBenchmark.Round::bandwidthGbs);
     }
 
-    public OptionalLong rssToWeightsPermille() {
-        return peakResidentBytes.isPresent()
-                ? OptionalLong.of(Math.round(1000.0 * peakResidentBytes.getAsLong() / cost.weightBytes()))
-                : OptionalLong.empty();
+    /** Peak resident memory over the weights' bytes, or NaN where unknown. */
+    public double rssToWeights() {
+        return memory.map(m -> (double) m.peakBytes() / cost.weightBytes()).orElse(Double.NaN);
     }
 
     private double prefillTokensPerSecond(DecodeBenchmark.Round round) {
@@ -138,9 +136,11 @@ public record DecodeBenchReport(DecodeBenchmark.Settings settings, DType dtype, 
         json.put("weights_bytes", cost.weightBytes());
         json.put("decode_bytes_per_step", Math.round(cost.decodeStepBytes(settings.batch(), meanContext())));
         json.put("prefill_flops", cost.prefillFlops(settings.batch(), settings.promptLength()));
-        json.put("peak_rss_bytes", peakResidentBytes.isPresent() ? peakResidentBytes.getAsLong() : null);
-        json.put("rss_to_weights", rssToWeightsPermille().isPresent() ? rssToWeightsPermille().getAsLong() / 1000.0 : null);
-        json.put("peak_rss_is_model_only", peakIsModelOnly);
+        json.put("peak_rss_bytes", memory.map(DecodeBenchmark.PeakMemory::peakBytes).orElse(null));
+        json.put("rss_to_weights", memory.isPresent() ? round3(rssToWeights()) : null);
+        json.put("peak_rss_load_bytes", memory.map(DecodeBenchmark.PeakMemory::loadBytes).orElse(null));
+        json.put("peak_rss_runs_bytes", memory.map(DecodeBenchmark.PeakMemory::runBytes).orElse(null));
+        json.put("peak_rss_runs_only", memory.map(DecodeBenchmark.PeakMemory::runsOnly).orElse(null));
         json.put("env", notes);
 
         List<Map<String, Object>> perRound = new ArrayList<>();
@@ -173,10 +173,12 @@ public record DecodeBenchReport(DecodeBenchmark.Settings settings, DType dtype, 
                     fmt("%.1f GFLOP/s", median(this::decodeGflops)), percent(decodeRatioToMatmul()) + " of matmul"});
         }
         rows.add(new String[] {"weights", fmt("%.1f MiB", cost.weightBytes() / 1048576.0), "", ""});
-        if (peakResidentBytes.isPresent()) {
-            rows.add(new String[] {"peak RSS", fmt("%.1f MiB", peakResidentBytes.getAsLong() / 1048576.0), "",
-                    fmt("%.2f", rssToWeightsPermille().getAsLong() / 1000.0) + " x weights"});
-        }
+        memory.ifPresent(m -> {
+            rows.add(new String[] {"peak RSS", fmt("%.1f MiB", m.peakBytes() / 1048576.0), "",
+                    fmt("%.2f", rssToWeights()) + " x weights"});
+            rows.add(new String[] {"  of loading", fmt("%.1f MiB", m.loadBytes() / 1048576.0), "", ""});
+            rows.add(new String[] {"  of the runs", fmt("%.1f MiB", m.runBytes() / 1048576.0), "", ""});
+        });
         return rows;
     }
 

@@ -66,16 +66,18 @@ public final class DecodeBenchmark {
      */
     public DecodeBenchReport run(Settings settings, int[] promptTokens, int padToken) {
         List<int[]> prompts = prompts(settings, promptTokens);
+        // Resident memory: the peak of loading (everything so far), then the peak of the runs, the mark reset before
+        // each so the ceilings' scratch buffers, measured between runs, stay out of it.
         OptionalLong loadPeak = ProcessMemory.peakResidentBytes();
+        boolean resets = ProcessMemory.resetPeak();
         progress.accept("warm-up run (untimed)");
         timedRun(settings, prompts, padToken);
         long runPeak = ProcessMemory.peakResidentBytes().orElse(0);
 
         List<Round> rounds = new ArrayList<>();
         Ceilings before = ceilings(1, settings);
-        boolean peakIsModelOnly = true;
         for (int round = 1; round <= settings.rounds(); round++) {
-            peakIsModelOnly &= ProcessMemory.resetPeak();
+            resets &= ProcessMemory.resetPeak();
             Timing timing = timedRun(settings, prompts, padToken);
             runPeak = Math.max(runPeak, ProcessMemory.peakResidentBytes().orElse(0));
             Ceilings after = ceilings(round + 1, settings);
@@ -86,10 +88,22 @@ public final class DecodeBenchmark {
                     settings.batch() * done.decodeSteps() / done.decodeSeconds()));
             before = after;
         }
-        OptionalLong peak = loadPeak.isPresent() ? OptionalLong.of(Math.max(loadPeak.getAsLong(), runPeak))
-                : OptionalLong.empty();
+        PeakMemory memory = loadPeak.isPresent()
+                ? new PeakMemory(loadPeak.getAsLong(), runPeak, resets) : null;
         return new DecodeBenchReport(settings, model.dtype(), ModelCost.of(model.config(), model.dtype()), rounds,
-                peak, peakIsModelOnly);
+                java.util.Optional.ofNullable(memory));
+    }
+
+    /**
+     * Peak resident bytes while loading (start of the process included) and while running.
+     *
+     * @param runsOnly false where the mark could not be reset, so the run peak includes the loading and the
+     *                 ceilings' buffers
+     */
+    public record PeakMemory(long loadBytes, long runBytes, boolean runsOnly) {
+        public long peakBytes() {
+            return Math.max(loadBytes, runBytes);
+        }
     }
 
     private Ceilings ceilings(int index, Settings settings) {

@@ -63,6 +63,7 @@ class BenchDecodeCommandTest {
         long peak = json.get("peak_rss_bytes").asLong();
         assertTrue(peak > stored, "the process holds at least its weights: " + peak);
         assertEquals(peak / (double) stored, json.get("rss_to_weights").asDouble(), 0.001);
+        assertEquals(peak, Math.max(json.get("peak_rss_load_bytes").asLong(), json.get("peak_rss_runs_bytes").asLong()));
         assertTrue(json.at("/env/OPENBLAS_CORETYPE").isTextual(), "environment notes say what changes the numbers");
         assertEquals(2, json.get("per_round").size());
         assertTrue(r.err().contains("round 2/2"), "progress while it runs: " + r.err());
