@@ -78,6 +78,9 @@ public final class FinetuneCommand implements Callable<Integer> {
     @Option(names = "--overlong", defaultValue = "truncate", description = "Rows longer than --max-len: truncate (keep the start) or drop (default: ${DEFAULT-VALUE}).")
     String overlong;
 
+    @Option(names = "--loss-on", defaultValue = "assistant", description = "Tokens the loss is taken on: assistant (the assistant's messages only) or all (the whole rendered conversation, for training from scratch) (default: ${DEFAULT-VALUE}).")
+    String lossOn;
+
     @Option(names = "--lr", defaultValue = "2e-4", description = "Peak learning rate (default: ${DEFAULT-VALUE}).")
     double learningRate;
 
@@ -118,11 +121,19 @@ public final class FinetuneCommand implements Callable<Integer> {
                 deviceOptions.threads(host.environment().get("CRUCIBLE_THREADS")),
                 method.equalsIgnoreCase("auto") ? Optional.empty() : Optional.of(TrainingMethod.parse(method)),
                 dtype, rank, alpha, dropout, targetModules, epochs, microBatch, gradAccum, groupByLength, maxLength,
-                overlong(overlong), learningRate, warmupRatio, weightDecay, maxGradNorm, seed,
+                overlong(overlong), lossOn(lossOn), learningRate, warmupRatio, weightDecay, maxGradNorm, seed,
                 Optional.ofNullable(evalData), Optional.ofNullable(refusalMarkers), evalMaxNewTokens, resume, force);
         boolean terminal = System.console() != null && System.console().isTerminal();
         return new FinetuneRun(host, settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
                 new AtomicBoolean(), report -> { }, terminal).run();
+    }
+
+    private static ExampleEncoder.LossOn lossOn(String text) {
+        return switch (text.strip().toLowerCase(java.util.Locale.ROOT)) {
+            case "assistant" -> ExampleEncoder.LossOn.ASSISTANT;
+            case "all" -> ExampleEncoder.LossOn.ALL;
+            default -> throw new dev.crucible.api.UserInputException("--loss-on '" + text + "' is not assistant or all");
+        };
     }
 
     private static ExampleEncoder.Overlong overlong(String text) {

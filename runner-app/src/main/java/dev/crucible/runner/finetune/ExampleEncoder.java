@@ -24,6 +24,18 @@ public final class ExampleEncoder {
         DROP
     }
 
+    /** Which tokens of a chat row the loss is taken on. */
+    public enum LossOn {
+        /** The assistant's messages (with their end-of-turn markers); everything else is context only. */
+        ASSISTANT,
+        /**
+         * Every token after the first, prompts included: plain language modelling of the whole conversation (what
+         * trl's SFTTrainer does by default). Useful when training from scratch, where the model must also learn
+         * to read the prompts.
+         */
+        ALL
+    }
+
     /** The encoded rows and what happened to the others. */
     public record Result(List<EncodedExample> examples, int rows, int truncated, int dropped, int tokenizedPiecewise) {
         public Result {
@@ -42,14 +54,20 @@ public final class ExampleEncoder {
     private final ChatFormat format;
     private final int maxLength;
     private final Overlong overlong;
+    private final LossOn lossOn;
 
     public ExampleEncoder(ChatFormat format, int maxLength, Overlong overlong) {
+        this(format, maxLength, overlong, LossOn.ASSISTANT);
+    }
+
+    public ExampleEncoder(ChatFormat format, int maxLength, Overlong overlong, LossOn lossOn) {
         if (maxLength < 2) {
             throw new UserInputException("--max-len must be at least 2, got " + maxLength);
         }
         this.format = format;
         this.maxLength = maxLength;
         this.overlong = overlong;
+        this.lossOn = lossOn;
     }
 
     public Result encodeAll(List<? extends TrainingRow> rows) {
@@ -106,6 +124,9 @@ public final class ExampleEncoder {
         AssistantSpans.Rendered rendered = AssistantSpans.locate(format, conversation);
         String text = rendered.text();
         int[] ids = format.encode(text);
+        if (lossOn == LossOn.ALL) {
+            return new Encoding(new EncodedExample(ids, ids), false);
+        }
         int[] labels = new int[ids.length];
         Arrays.fill(labels, TrainingBatch.IGNORE);
         for (int[] span : rendered.spans()) {

@@ -98,7 +98,8 @@ public final class FinetuneRun {
         try (ModelTokenizer tokenizer = ModelTokenizer.load(modelDir);
              Checkpoint checkpoint = Checkpoint.open(modelDir)) {
             ChatFormat format = ChatFormat.of(tokenizer);
-            ExampleEncoder encoder = new ExampleEncoder(format, settings.maxLength(), settings.overlong());
+            ExampleEncoder encoder = new ExampleEncoder(format, settings.maxLength(), settings.overlong(),
+                    settings.lossOn());
             ExampleEncoder.Result data = encoder.encodeAll(TrainingDataReader.read(settings.data()));
             out.println(dataLine(data));
 
@@ -261,6 +262,7 @@ public final class FinetuneRun {
         meta.put("grad_accum", settings.gradAccum());
         meta.put("group_by_length", settings.groupByLength());
         meta.put("max_len", settings.maxLength());
+        meta.put("loss_on", settings.lossOn().name().toLowerCase(Locale.ROOT));
         meta.put("seed", settings.seed());
         Map<String, Object> counts = new LinkedHashMap<>();
         counts.put("file", settings.data().toString());

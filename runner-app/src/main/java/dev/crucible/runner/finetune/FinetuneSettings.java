@@ -19,7 +19,7 @@ import java.util.OptionalInt;
 public record FinetuneSettings(
         String model, Path data, Path out, DeviceRequest device, OptionalInt threads,
         Optional<TrainingMethod> method, String dtype, int rank, double alpha, double dropout, String targetModules,
-        int epochs, int microBatch, int gradAccum, boolean groupByLength, int maxLength, ExampleEncoder.Overlong overlong,
+        int epochs, int microBatch, int gradAccum, boolean groupByLength, int maxLength, ExampleEncoder.Overlong overlong, ExampleEncoder.LossOn lossOn,
         double learningRate, double warmupRatio, double weightDecay, double maxGradNorm, long seed,
         Optional<Path> evalData, Optional<Path> refusalMarkers, int evalMaxNewTokens, boolean resume, boolean force) {
 
@@ -62,6 +62,7 @@ public record FinetuneSettings(
         identity.put("group_by_length", groupByLength);
         identity.put("max_len", maxLength);
         identity.put("overlong", overlong.name());
+        identity.put("loss_on", lossOn.name());
         identity.put("lr", learningRate);
         identity.put("warmup_ratio", warmupRatio);
         identity.put("weight_decay", weightDecay);

@@ -91,6 +91,16 @@ class ExampleEncoderTest {
     }
 
     @Test
+    void lossOnAllLearnsTheWholeConversation() {
+        ExampleEncoder.Result result = new ExampleEncoder(ChatFormat.of(tokenizer), 1024,
+                ExampleEncoder.Overlong.TRUNCATE, ExampleEncoder.LossOn.ALL).encodeAll(List.of(CHAT));
+        EncodedExample example = result.examples().getFirst();
+        assertArrayEquals(tokenizer.encodeWithoutSpecialTokens(tokenizer.renderChat(CHAT.messages(), false)),
+                example.ids());
+        assertArrayEquals(example.ids(), example.labels(), "system and user turns are learned too");
+    }
+
+    @Test
     void plainTextIsLearnedWhole() {
         ExampleEncoder.Result result = new ExampleEncoder(ChatFormat.of(tokenizer), 1024,
                 ExampleEncoder.Overlong.TRUNCATE).encodeAll(List.of(new PlainText("abc", "t:5")));

@@ -77,14 +77,14 @@ class StopAndResumeTest {
     private static FinetuneSettings settings(Path model, Path data, Path out, boolean resume) {
         return new FinetuneSettings(model.toString(), data, out, DeviceRequest.parse("cpu"), OptionalInt.of(1),
                 Optional.of(TrainingMethod.LORA), "auto", 2, 4, 0, "auto", 2, 4, 1, false, 1024,
-                ExampleEncoder.Overlong.TRUNCATE, 1e-2, 0.1, 0.0, 1.0, 11, Optional.empty(), Optional.empty(), 16,
+                ExampleEncoder.Overlong.TRUNCATE, ExampleEncoder.LossOn.ASSISTANT, 1e-2, 0.1, 0.0, 1.0, 11, Optional.empty(), Optional.empty(), 16,
                 resume, false);
     }
 
     private static FinetuneSettings withSeed(FinetuneSettings s, long seed) {
         return new FinetuneSettings(s.model(), s.data(), s.out(), s.device(), s.threads(), s.method(), s.dtype(),
                 s.rank(), s.alpha(), s.dropout(), s.targetModules(), s.epochs(), s.microBatch(), s.gradAccum(),
-                s.groupByLength(), s.maxLength(), s.overlong(), s.learningRate(), s.warmupRatio(), s.weightDecay(),
+                s.groupByLength(), s.maxLength(), s.overlong(), s.lossOn(), s.learningRate(), s.warmupRatio(), s.weightDecay(),
                 s.maxGradNorm(), seed, s.evalData(), s.refusalMarkers(), s.evalMaxNewTokens(), s.resume(), s.force());
     }
 }
