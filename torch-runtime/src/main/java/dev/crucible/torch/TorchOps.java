@@ -155,19 +155,50 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         return x.dtype() == dtype ? x : wrap(native_(x).to(TorchTypes.scalarType(dtype)));
     }
 
+    // View ops state their output's shape, which follows from the input's, so the result never asks libtorch.
+
     @Override
     public Tensor reshape(Tensor x, long... shape) {
-        return wrap(native_(x).reshape(shape));
+        long[] resolved = shape.clone();
+        int unknown = -1;
+        long known = 1;
+        for (int i = 0; i < resolved.length; i++) {
+            if (resolved[i] == -1 && unknown < 0) {
+                unknown = i;
+            } else {
+                known *= resolved[i];
+            }
+        }
+        org.bytedeco.pytorch.Tensor result = native_(x).reshape(shape);
+        if (unknown >= 0) {
+            resolved[unknown] = known == 0 ? 0 : elements(x) / known;
+        }
+        return new TorchTensor(result, resolved, x.dtype());
     }
 
     @Override
     public Tensor transpose(Tensor x, int dim0, int dim1) {
-        return wrap(native_(x).transpose(dim0, dim1));
+        long[] shape = x.shape();
+        int a = dim0 < 0 ? dim0 + shape.length : dim0;
+        int b = dim1 < 0 ? dim1 + shape.length : dim1;
+        org.bytedeco.pytorch.Tensor result = native_(x).transpose(dim0, dim1);
+        long extent = shape[a];
+        shape[a] = shape[b];
+        shape[b] = extent;
+        return new TorchTensor(result, shape, x.dtype());
     }
 
     @Override
     public Tensor slice(Tensor x, int dim, long start, long end) {
-        return wrap(native_(x).slice(dim, new LongOptional(start), new LongOptional(end), 1));
+        long[] shape = x.shape();
+        int d = dim < 0 ? dim + shape.length : dim;
+        org.bytedeco.pytorch.Tensor result = native_(x).slice(dim, new LongOptional(start), new LongOptional(end), 1);
+        // libtorch clamps the bounds to the extent
+        long size = shape[d];
+        long from = Math.min(Math.max(start < 0 ? start + size : start, 0), size);
+        long to = Math.min(Math.max(end < 0 ? end + size : end, from), size);
+        shape[d] = to - from;
+        return new TorchTensor(result, shape, x.dtype());
     }
 
     @Override
@@ -431,7 +462,7 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     }
 
     private TorchTensor empty(DType dtype, long... shape) {
-        return wrap(torch.empty(shape, options(dtype), anyMemoryFormat));
+        return new TorchTensor(torch.empty(shape, options(dtype), anyMemoryFormat), shape, dtype);
     }
 
     // ---- helpers ------------------------------------------------------------------------------------------------

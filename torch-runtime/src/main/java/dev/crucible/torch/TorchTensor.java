@@ -21,6 +21,13 @@ public final class TorchTensor implements Tensor {
         this.handle = Objects.requireNonNull(handle, "handle is null");
     }
 
+    /** A tensor whose shape and dtype the caller already knows (an op's output), so they are never asked for. */
+    TorchTensor(org.bytedeco.pytorch.Tensor handle, long[] shape, DType dtype) {
+        this(handle);
+        this.shape = shape.clone();
+        this.dtype = dtype;
+    }
+
     /** The libtorch tensor, for torch-side code (training, merges) that needs more than {@code TensorOps}. */
     public org.bytedeco.pytorch.Tensor handle() {
         return handle;

@@ -28,6 +28,29 @@ class TorchOpsTest {
         ops.close();
     }
 
+    /** View ops state their output's shape without asking libtorch; it must be the shape libtorch computed. */
+    @Test
+    void statedShapesOfViewsEqualLibtorchs() {
+        try (TensorScope scope = ops.openScope()) {
+            Tensor x = ops.constant(new float[2 * 3 * 4], 2, 3, 4);
+            for (Tensor view : new Tensor[] {ops.reshape(x, 6, -1), ops.reshape(x, -1), ops.reshape(x, 2, 3, 4),
+                    ops.reshape(ops.slice(x, 0, 2, 2), -1, 4), ops.transpose(x, 0, -1), ops.transpose(x, -2, -1),
+                    ops.slice(x, 1, 1, 3), ops.slice(x, -1, -3, -1), ops.slice(x, 2, 1, 100), ops.slice(x, 1, 2, 1),
+                    ops.slice(x, 0, -100, 1)}) {
+                assertArrayEquals(libtorchShape(view), view.shape(), view.toString());
+            }
+        }
+    }
+
+    private static long[] libtorchShape(Tensor t) {
+        org.bytedeco.pytorch.Tensor handle = ((TorchTensor) t).handle();
+        long[] sizes = new long[(int) handle.dim()];
+        for (int i = 0; i < sizes.length; i++) {
+            sizes[i] = handle.size(i);
+        }
+        return sizes;
+    }
+
     @Test
     void argmaxTakesTheLowestIndexOnTies() {
         try (TensorScope scope = ops.openScope()) {
