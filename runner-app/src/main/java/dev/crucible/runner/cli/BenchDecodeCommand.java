@@ -41,10 +41,7 @@ public final class BenchDecodeCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    DeviceOptions deviceOptions;
-
-    @Option(names = "--model", required = true, paramLabel = "M", description = "A model folder, or org/name[@revision] from the Hugging Face cache or hub.")
-    String model;
+    ModelOptions modelOptions;
 
     @Option(names = "--batch", defaultValue = "1", paramLabel = "B", description = "Prompts decoded together (default: ${DEFAULT-VALUE}).")
     int batch;
@@ -54,9 +51,6 @@ public final class BenchDecodeCommand implements Callable<Integer> {
 
     @Option(names = "--new-tokens", defaultValue = "64", paramLabel = "N", description = "Tokens generated per prompt, at least 2 (default: ${DEFAULT-VALUE}).")
     int newTokens;
-
-    @Option(names = "--dtype", defaultValue = "auto", description = "auto, float32, bfloat16 or float16 (default: auto = the backend's policy for the checkpoint).")
-    String dtype;
 
     @Option(names = "--rounds", defaultValue = "3", paramLabel = "R", description = "Timed runs, each between two ceiling measurements; medians are reported (default: ${DEFAULT-VALUE}).")
     int rounds;
@@ -84,9 +78,9 @@ public final class BenchDecodeCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        OptionalInt threads = deviceOptions.threads(host.environment().get("CRUCIBLE_THREADS"));
-        err.println("bench: loading " + model);
-        try (ModelSession session = ModelSession.open(host, deviceOptions.request(), threads, model, dtype)) {
+        OptionalInt threads = modelOptions.device.threads(host);
+        err.println("bench: loading " + modelOptions.model);
+        try (ModelSession session = modelOptions.open(host)) {
             int needed = promptLength + newTokens - 1;
             long limit = session.config().maxPositionEmbeddings();
             if (limit > 0 && needed > limit) {
@@ -99,7 +93,7 @@ public final class BenchDecodeCommand implements Callable<Integer> {
             DecodeBenchReport report = new DecodeBenchmark(session.backend(), session.model(),
                     line -> err.println("bench: " + line)).run(settings, source, session.tokenizer().padId());
             Integer threadCount = threads.isPresent() ? threads.getAsInt() : Runtime.getRuntime().availableProcessors();
-            Map<String, Object> result = report.toJson(model, threadCount, notes());
+            Map<String, Object> result = report.toJson(modelOptions.model, threadCount, notes());
             if (json) {
                 out.println(Json.write(result));
             } else {
@@ -110,7 +104,7 @@ public final class BenchDecodeCommand implements Callable<Integer> {
     }
 
     private void printTable(PrintWriter out, DecodeBenchReport report, Map<String, Object> result) {
-        out.printf(Locale.ROOT, "%s  %s  batch %d, prompt %d, %d new tokens, %d rounds, %s threads%n", model,
+        out.printf(Locale.ROOT, "%s  %s  batch %d, prompt %d, %d new tokens, %d rounds, %s threads%n", modelOptions.model,
                 result.get("dtype"), batch, promptLength, newTokens, rounds, result.get("threads"));
         out.println(AsciiTable.getTable(AsciiTable.BASIC_ASCII_NO_DATA_SEPARATORS, report.table(), List.of(
                 new Column().header("").dataAlign(HorizontalAlign.LEFT).with(row -> row[0]),

@@ -38,19 +38,13 @@ public final class ChatCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    DeviceOptions deviceOptions;
-
-    @Option(names = "--model", required = true, paramLabel = "M", description = "A model folder, or org/name[@revision] from the Hugging Face cache or hub.")
-    String model;
+    ModelOptions modelOptions;
 
     @Option(names = "--system", paramLabel = "TEXT", description = "A system prompt, kept at the top of the conversation.")
     String system;
 
     @Option(names = "--max-new-tokens", defaultValue = "512", paramLabel = "N", description = "Tokens per reply at most (default: ${DEFAULT-VALUE}).")
     int maxNewTokens;
-
-    @Option(names = "--dtype", defaultValue = "auto", description = "auto, float32, bfloat16 or float16 (default: auto = the backend's policy for the checkpoint).")
-    String dtype;
 
     ChatCommand(Host host) {
         this.host = host;
@@ -63,14 +57,13 @@ public final class ChatCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        try (ModelSession session = ModelSession.open(host, deviceOptions.request(),
-                deviceOptions.threads(host.environment().get("CRUCIBLE_THREADS")), model, dtype)) {
+        try (ModelSession session = modelOptions.open(host)) {
             ModelTokenizer tokenizer = session.tokenizer();
             if (tokenizer.chatTemplate().isEmpty()) {
-                throw new UserInputException("the model " + model + " has no chat template (tokenizer_config.json "
+                throw new UserInputException("the model " + modelOptions.model + " has no chat template (tokenizer_config.json "
                         + "chat_template or chat_template.jinja); use 'runner generate' for raw prompts");
             }
-            err.println("chat with " + model + ": /reset clears the history, /exit or end of input quits");
+            err.println("chat with " + modelOptions.model + ": /reset clears the history, /exit or end of input quits");
             Conversation conversation = new Conversation(system);
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             while (true) {

@@ -1,6 +1,8 @@
 package dev.crucible.runner.cli;
 
 import dev.crucible.api.backend.DeviceRequest;
+import dev.crucible.runner.Host;
+import dev.crucible.runner.session.ModelSession;
 import java.util.Optional;
 import java.util.OptionalInt;
 import picocli.CommandLine.Option;
@@ -14,6 +16,15 @@ public final class DeviceOptions {
     @Option(names = "--threads", paramLabel = "N",
             description = "Compute threads on the CPU (default: one per core, or $CRUCIBLE_THREADS).")
     Integer threads;
+
+    /** Loads {@code model} on the chosen device, for inference, in {@code dtype} ("auto" = the backend's policy). */
+    public ModelSession open(Host host, String model, String dtype) {
+        return ModelSession.open(host, request(), threads(host), model, dtype);
+    }
+
+    public OptionalInt threads(Host host) {
+        return threads(host.environment().get("CRUCIBLE_THREADS"));
+    }
 
     public DeviceRequest request() {
         return DeviceRequest.parse(device);

@@ -4,7 +4,6 @@ import com.github.freva.asciitable.AsciiTable;
 import com.github.freva.asciitable.Column;
 import com.github.freva.asciitable.HorizontalAlign;
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.scoring.PromptSet;
 import dev.crucible.api.scoring.Score;
 import dev.crucible.api.scoring.ScorerProvider;
@@ -166,7 +165,7 @@ public final class EvaluateCommand implements Callable<Integer> {
     }
 
     private ModelSession open(String spec) {
-        return ModelSession.open(host, DeviceRequest.parse(deviceOptions.device), deviceOptions.threads(host.environment().get("CRUCIBLE_THREADS")), spec, dtype);
+        return deviceOptions.open(host, spec, dtype);
     }
 
     private static ModelOutputs outputs(ModelSession session, AbliterationSettings settings, Map<PromptSet, List<String>> texts,

@@ -118,7 +118,7 @@ public final class FinetuneCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         FinetuneSettings settings = new FinetuneSettings(model, data, out, deviceOptions.request(),
-                deviceOptions.threads(host.environment().get("CRUCIBLE_THREADS")),
+                deviceOptions.threads(host),
                 method.equalsIgnoreCase("auto") ? Optional.empty() : Optional.of(TrainingMethod.parse(method)),
                 dtype, rank, alpha, dropout, targetModules, epochs, microBatch, gradAccum, groupByLength, maxLength,
                 overlong(overlong), lossOn(lossOn), learningRate, warmupRatio, weightDecay, maxGradNorm, seed,

@@ -32,10 +32,7 @@ public final class GenerateCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Mixin
-    DeviceOptions deviceOptions;
-
-    @Option(names = "--model", required = true, paramLabel = "M", description = "A model folder, or org/name[@revision] from the Hugging Face cache or hub.")
-    String model;
+    ModelOptions modelOptions;
 
     @Option(names = "--prompt", paramLabel = "TEXT", description = "A prompt; repeat for a batch.")
     List<String> prompts = new ArrayList<>();
@@ -54,9 +51,6 @@ public final class GenerateCommand implements Callable<Integer> {
 
     @Option(names = "--batch-size", defaultValue = "0", paramLabel = "N", description = "Prompts per device batch; 0 lets the backend choose (default).")
     int batchSize;
-
-    @Option(names = "--dtype", defaultValue = "auto", description = "auto, float32, bfloat16 or float16 (default: auto = the backend's policy for the checkpoint).")
-    String dtype;
 
     @Option(names = "--json", description = "Print one JSON object per prompt (an array when there are several): prompt, prompt_ids, generated_ids, text, stopped.")
     boolean json;
@@ -78,7 +72,7 @@ public final class GenerateCommand implements Callable<Integer> {
             throw new UserInputException("--system needs --chat (a raw prompt has no system turn)");
         }
         PrintWriter out = spec.commandLine().getOut();
-        try (ModelSession session = ModelSession.open(host, deviceOptions.request(), deviceOptions.threads(host.environment().get("CRUCIBLE_THREADS")), model, dtype)) {
+        try (ModelSession session = modelOptions.open(host)) {
             List<int[]> ids = new ArrayList<>();
             for (String prompt : all) {
                 ids.add(session.encodePrompt(prompt, chat, Optional.ofNullable(system)));

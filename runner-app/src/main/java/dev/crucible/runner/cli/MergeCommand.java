@@ -60,8 +60,7 @@ public final class MergeCommand implements Callable<Integer> {
         }
         Map<String, LoraFactors> adapters = PeftAdapterReader.read(adapter);
         // Placed in float32 so the factors reach the merge unrounded; the merge itself starts from the stored weights.
-        try (ModelSession session = ModelSession.open(host, deviceOptions.request(),
-                deviceOptions.threads(host.environment().get("CRUCIBLE_THREADS")), model, "float32")) {
+        try (ModelSession session = deviceOptions.open(host, model, "float32")) {
             Set<String> modules = session.model().linearModules().stream().map(LinearModule::name)
                     .collect(Collectors.toSet());
             for (Map.Entry<String, LoraFactors> entry : adapters.entrySet()) {
