@@ -28,6 +28,40 @@ class TorchOpsTest {
         ops.close();
     }
 
+    /** Half-precision attention on the CPU computes in float32 and rounds once: it equals float32 attention rounded. */
+    @Test
+    void bfloat16AttentionOnTheCpuIsFloat32AttentionRounded() {
+        try (TensorScope scope = ops.openScope()) {
+            java.util.Random random = new java.util.Random(7);
+            int batch = 2, heads = 4, kvHeads = 2, tokens = 9, width = 16;
+            Tensor q = randomBf16(random, batch, heads, tokens, width);
+            Tensor k = randomBf16(random, batch, kvHeads, tokens, width);
+            Tensor v = randomBf16(random, batch, kvHeads, tokens, width);
+            long[] positions = new long[tokens];
+            for (int i = 0; i < tokens; i++) {
+                positions[i] = i;
+            }
+            Tensor allowed = ops.compare(ops.constant(positions, 1, 1, 1, tokens), ops.constant(positions, 1, 1, tokens, 1),
+                    Comparison.LESS_OR_EQUAL);
+            Tensor half = ops.attention(q, k, v, allowed, 0.25);
+            Tensor wide = ops.attention(ops.cast(q, DType.F32), ops.cast(k, DType.F32), ops.cast(v, DType.F32), allowed, 0.25);
+            assertEquals(DType.BF16, half.dtype());
+            assertArrayEquals(ops.readFloats(ops.cast(wide, DType.BF16)), ops.readFloats(half));
+        }
+    }
+
+    private static Tensor randomBf16(java.util.Random random, long... shape) {
+        int n = 1;
+        for (long extent : shape) {
+            n *= (int) extent;
+        }
+        float[] values = new float[n];
+        for (int i = 0; i < n; i++) {
+            values[i] = (float) random.nextGaussian();
+        }
+        return ops.cast(ops.constant(values, shape), DType.BF16);
+    }
+
     /** View ops state their output's shape without asking libtorch; it must be the shape libtorch computed. */
     @Test
     void statedShapesOfViewsEqualLibtorchs() {
