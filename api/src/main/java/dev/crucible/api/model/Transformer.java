@@ -3,6 +3,7 @@ package dev.crucible.api.model;
 import dev.crucible.api.tensor.Comparison;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
+import dev.crucible.api.tensor.TensorScope;
 import java.util.Objects;
 
 /**
@@ -61,14 +62,32 @@ public final class Transformer {
         Tensor sin = ops.reshape(ops.embedding(step.sinTable(), step.positions()), batch, 1, length, headDim);
         Tensor allowed = attentionMask(ops, step, batch, length);
 
+        // Each layer runs in its own scope and only its output outlives it: a layer's intermediates (the MLP's
+        // [B, T, intermediate] tensors above all) are freed before the next layer starts, so a long prefill holds one
+        // layer's worth of them, not every layer's (measured: a 16 x 49-token batch through a Qwen2.5-0.5B-shaped
+        // model peaked at 2.8 GB for 1 GB of weights with one scope for the whole pass). The hook's views of a layer
+        // output keep its storage alive on their own.
+        Tensor owned = null;
         for (int layer = 0; layer < config.numLayers(); layer++) {
-            hidden = decoderLayer(ops, layer, hidden, cos, sin, allowed, step, cache);
+            Tensor next;
+            try (TensorScope scope = ops.openScope()) {
+                next = ops.retain(decoderLayer(ops, layer, hidden, cos, sin, allowed, step, cache));
+            }
+            if (owned != null) {
+                ops.release(owned);
+            }
+            owned = next;
+            hidden = next;
             hook.residual(layer + 1, hidden);
         }
         Tensor last = step.allPositions() ? hidden : ops.slice(hidden, 1, length - 1, length);
         Tensor normed = ops.rmsNorm(last, weights.finalNorm(), config.rmsNormEps());
         hook.finalNorm(normed);
-        return ops.linear(normed, weights.outputHead(), null);
+        Tensor logits = ops.linear(normed, weights.outputHead(), null);
+        if (owned != null) {
+            ops.release(owned);
+        }
+        return logits;
     }
 
     private Tensor decoderLayer(TensorOps ops, int index, Tensor hidden, Tensor cos, Tensor sin, Tensor allowed,
