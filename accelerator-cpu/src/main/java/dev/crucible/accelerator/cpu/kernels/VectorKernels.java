@@ -25,6 +25,11 @@ public final class VectorKernels implements HostKernels {
     /** Below this many weight bytes a product runs on the calling thread alone. */
     private static final long PARALLEL_BYTES = 256 << 10;
 
+    /** Elements per task of an elementwise kernel (RMSNorm, gated SiLU, rotary). */
+    private static final int ELEMENTS_PER_TASK = 16 << 10;
+    /** Below this many elements an elementwise kernel runs on the calling thread alone. */
+    private static final long PARALLEL_ELEMENTS = 64 << 10;
+
     private final WorkerPool pool;
     /**
      * Inputs widened to float32 for the products: native memory, reused (one caller at a time). Accessed through a
@@ -69,18 +74,64 @@ public final class VectorKernels implements HostKernels {
     @Override
     public void rmsNorm(DType dtype, MemorySegment x, MemorySegment weight, MemorySegment y, int rows, int width,
                         double eps) {
-        TokenOps.rmsNorm(dtype == DType.BF16, x, weight, y, rows, width, eps);
+        boolean bf16 = dtype == DType.BF16;
+        long bytes = bf16 ? 2 : 4;
+        int rowsPerTask = Math.max(1, ELEMENTS_PER_TASK / width);
+        int tasks = tasks(rows, rowsPerTask, (long) rows * width);
+        int perTask = tasks == 1 ? rows : rowsPerTask;
+        pool.run(tasks, task -> {
+            int from = task * perTask;
+            int count = Math.min(rows - from, perTask);
+            long offset = bytes * from * width;
+            long length = bytes * count * width;
+            TokenOps.rmsNorm(bf16, x.asSlice(offset, length), weight, y.asSlice(offset, length), count, width, eps);
+        });
+    }
+
+    /**
+     * Tasks for {@code units} independent units of {@code perTask} each: one (the calling thread alone) below
+     * {@link #PARALLEL_ELEMENTS} elements, as on a decode step; a prefill's many rows are shared with the helpers,
+     * which would otherwise idle while the calling thread works through every row.
+     */
+    private static int tasks(int units, int perTask, long elements) {
+        return elements < PARALLEL_ELEMENTS ? 1 : (units + perTask - 1) / perTask;
     }
 
     @Override
     public void gatedSilu(DType dtype, MemorySegment gate, MemorySegment up, MemorySegment y, int count) {
-        TokenOps.gatedSilu(dtype == DType.BF16, gate, up, y, count);
+        boolean bf16 = dtype == DType.BF16;
+        long bytes = bf16 ? 2 : 4;
+        int tasks = tasks(count, ELEMENTS_PER_TASK, count);
+        int perTask = tasks == 1 ? count : ELEMENTS_PER_TASK;
+        pool.run(tasks, task -> {
+            int from = task * perTask;
+            int n = Math.min(count - from, perTask);
+            long offset = bytes * from;
+            long length = bytes * n;
+            TokenOps.gatedSilu(bf16, gate.asSlice(offset, length), up.asSlice(offset, length), y.asSlice(offset, length), n);
+        });
     }
 
     @Override
     public void rotary(DType dtype, MemorySegment x, long[] xStrides, MemorySegment cos, MemorySegment sin,
                        MemorySegment y, int batch, int heads, int tokens, int width) {
-        TokenOps.rotary(dtype == DType.BF16, x, xStrides, cos, sin, y, batch, heads, tokens, width);
+        boolean bf16 = dtype == DType.BF16;
+        int units = batch * heads;
+        long elements = (long) units * tokens * width;
+        if (tasks(units, 1, elements) == 1) {
+            TokenOps.rotary(bf16, x, xStrides, cos, sin, y, batch, heads, tokens, width);
+            return;
+        }
+        // One task per (batch row, head): the input's offset follows its strides, the output is contiguous and the
+        // cos/sin tables ([B, 1, T, D]) are per batch row.
+        long bytes = bf16 ? 2 : 4;
+        pool.run(units, unit -> {
+            int b = unit / heads;
+            int h = unit % heads;
+            long table = bytes * b * tokens * width;
+            TokenOps.rotary(bf16, x.asSlice(bytes * (b * xStrides[0] + h * xStrides[1])), xStrides,
+                    cos.asSlice(table), sin.asSlice(table), y.asSlice(bytes * unit * tokens * width), 1, 1, tokens, width);
+        });
     }
 
     @Override

@@ -78,12 +78,15 @@ class VectorKernelsTest {
     @EnumSource(Precision.class)
     void rmsNormRoundsAsTransformersDoes(Precision precision) {
         Random random = new Random(2);
-        try (TensorScope scope = reference.openScope()) {
-            Tensor x = reference.cast(reference.constant(gaussian(random, 3 * 37), 3, 1, 37), precision.dtype);
-            Tensor w = reference.cast(reference.constant(gaussian(random, 37), 37), precision.dtype);
-            int before = counted.calls("rmsNorm");
-            assertClose(reference.rmsNorm(x, w, 1e-6), fast.rmsNorm(x, w, 1e-6), precision.tolerance, "rmsNorm");
-            assertEquals(before + 1, counted.calls("rmsNorm"), "the kernel ran");
+        // A decode step's few rows; more rows than one task holds, but too few elements to split; a prefill's many.
+        for (int rows : new int[] {3, 600, 1801}) {
+            try (TensorScope scope = reference.openScope()) {
+                Tensor x = reference.cast(reference.constant(gaussian(random, rows * 37), rows, 1, 37), precision.dtype);
+                Tensor w = reference.cast(reference.constant(gaussian(random, 37), 37), precision.dtype);
+                int before = counted.calls("rmsNorm");
+                assertClose(reference.rmsNorm(x, w, 1e-6), fast.rmsNorm(x, w, 1e-6), precision.tolerance, "rmsNorm " + rows);
+                assertEquals(before + 1, counted.calls("rmsNorm"), "the kernel ran");
+            }
         }
     }
 
@@ -92,13 +95,15 @@ class VectorKernelsTest {
     void gatedSiluMatchesSiluTimesUp(Precision precision) {
         Random random = new Random(6);
         int width = 4103; // more than one chunk, and a vector tail
-        int count = 2 * width;
-        try (TensorScope scope = reference.openScope()) {
-            Tensor gate = reference.cast(reference.constant(gaussian(random, count), 2, 1, width), precision.dtype);
-            Tensor up = reference.cast(reference.constant(gaussian(random, count), 2, 1, width), precision.dtype);
-            int before = counted.calls("gatedSilu");
-            assertClose(reference.gatedSilu(gate, up), fast.gatedSilu(gate, up), precision.tolerance, "gatedSilu");
-            assertEquals(before + 1, counted.calls("gatedSilu"), "the kernel ran");
+        for (int rows : new int[] {2, 21}) { // one task; several, the last one short
+            int count = rows * width;
+            try (TensorScope scope = reference.openScope()) {
+                Tensor gate = reference.cast(reference.constant(gaussian(random, count), rows, 1, width), precision.dtype);
+                Tensor up = reference.cast(reference.constant(gaussian(random, count), rows, 1, width), precision.dtype);
+                int before = counted.calls("gatedSilu");
+                assertClose(reference.gatedSilu(gate, up), fast.gatedSilu(gate, up), precision.tolerance, "gatedSilu " + rows);
+                assertEquals(before + 1, counted.calls("gatedSilu"), "the kernel ran");
+            }
         }
     }
 
@@ -106,10 +111,13 @@ class VectorKernelsTest {
     @EnumSource(Precision.class)
     void rotaryOfATransposedViewMatchesTheComposition(Precision precision) {
         Random random = new Random(3);
-        long batch = 2;
-        long tokens = 3;
-        long heads = 4;
-        long width = 10;
+        // A decode-sized call (one task) and a prefill-sized one (a task per batch row and head).
+        for (long[] size : new long[][] {{2, 3, 4, 10}, {3, 61, 5, 72}}) {
+            rotaryMatches(precision, random, size[0], size[1], size[2], size[3]);
+        }
+    }
+
+    private void rotaryMatches(Precision precision, Random random, long batch, long tokens, long heads, long width) {
         try (TensorScope scope = reference.openScope()) {
             // [B, T, H, D] transposed to [B, H, T, D], as the model's heads are.
             Tensor projected = reference.cast(reference.constant(gaussian(random, (int) (batch * tokens * heads * width)),
