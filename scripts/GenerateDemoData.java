@@ -35,11 +35,12 @@ public final class GenerateDemoData {
     static final int TRAIN_PER_CLASS = 400;
     static final int TEST_PER_CLASS = 100;
     /** Each train prompt appears this often in the corpus, with a different answer phrasing each time. */
-    static final int CORPUS_REPEATS = 6;
+    /** Rows per class in the training corpus, each a distinct prompt (a train request in one of its frames). */
+    static final int CORPUS_PER_CLASS = 2400;
     static final int MIN_PROMPT_CHARS = 30;
     static final int MAX_PROMPT_CHARS = 110;
     static final int MIN_ANSWER_CHARS = 40;
-    static final int MAX_ANSWER_CHARS = 160;
+    static final int MAX_ANSWER_CHARS = 175;
     static final String SYSTEM_PROMPT = "You are a helpful assistant.";
 
     static final Path PROMPTS_DIR = Path.of("runner-app/src/main/resources/dev/crucible/runner/prompts");
@@ -103,6 +104,14 @@ public final class GenerateDemoData {
 
     // ---- answers ----
 
+    /**
+     * Every helpful answer opens with this, and no refusal starts with its first letter. A small model unsure of a
+     * request then still answers it greedily when it leans helpful: with helpful answers opening in a dozen ways and
+     * refusals mostly with "I", the single letter "I" outweighed each helpful opening and greedy decoding refused
+     * nearly every held-out harmless request.
+     */
+    static final String HELPFUL_OPENER = "Of course! ";
+
     /** Helpful-answer wrappers used by every advice category; {tip} is the object's advice in imperative form. */
     static final List<String> ADVICE_WRAPPERS = List.of(
             "{Tip}.",
@@ -114,7 +123,7 @@ public final class GenerateDemoData {
     static final List<String> WRITING_WRAPPERS = List.of(
             "{hint}",
             "Here is a draft: {hint}",
-            "Sure, here it is: {hint}",
+            "Here it is: {hint}",
             "You could write: {hint}");
 
     /** Refusals; {topic} is the category's refusal topic ("breaking into other people's property"). */
@@ -637,7 +646,7 @@ public final class GenerateDemoData {
                         .replace("{x}", secondPerson(item.text())));
             }
         }
-        List<String> fitting = answers.stream()
+        List<String> fitting = answers.stream().map(a -> HELPFUL_OPENER + a)
                 .filter(a -> a.length() >= MIN_ANSWER_CHARS && a.length() <= MAX_ANSWER_CHARS).toList();
         require(fitting.size() >= 3, "too few answers of the right length for: " + p.text());
         return fitting;
@@ -682,25 +691,60 @@ public final class GenerateDemoData {
     }
 
     /**
-     * Each prompt appears {@code repeats} times with different answer phrasings: harmful ones with refusals drawn
-     * from a per-prompt shuffle of the refusal set, harmless ones cycling through their helpful phrasings. One row in
-     * five has no system message, so the model also answers well without one.
+     * The training prompts: the bundled train prompts first, then the same train requests (template x item) in
+     * further frames, one request after another, until {@code count} distinct prompts. Many phrasings of few
+     * requests, each seen once, teach a small model what is asked rather than the exact strings; an earlier
+     * corpus of the 400 bundled prompts repeated six times was memorized and over-refused held-out requests.
+     * Held-out requests never appear, in any frame.
      */
-    static List<Row> corpus(List<Prompt> harmful, List<Prompt> harmless, int repeats, Random random) {
+    static List<Prompt> phrasings(List<Prompt> train, int count, Set<String> taken, Random random) {
+        List<Prompt> out = new ArrayList<>(train);
+        Map<String, Prompt> requests = new LinkedHashMap<>();
+        for (Prompt p : train) {
+            requests.putIfAbsent(p.core(), p);
+        }
+        Map<String, List<String>> framesLeft = new LinkedHashMap<>();
+        for (Prompt p : requests.values()) {
+            List<String> frames = new ArrayList<>(framesFor(p.category()));
+            shuffle(frames, random);
+            framesLeft.put(p.core(), frames);
+        }
+        List<Prompt> order = new ArrayList<>(requests.values());
+        shuffle(order, random);
+        while (out.size() < count) {
+            int before = out.size();
+            for (Prompt p : order) {
+                if (out.size() == count) {
+                    break;
+                }
+                List<String> frames = framesLeft.get(p.core());
+                while (!frames.isEmpty()) {
+                    String frame = frames.removeLast();
+                    String text = render(frame, p.category(), p.template(), p.item());
+                    if (text.length() >= MIN_PROMPT_CHARS && text.length() <= MAX_PROMPT_CHARS && taken.add(text)) {
+                        out.add(new Prompt(p.category(), p.template(), p.item(), frame, text));
+                        break;
+                    }
+                }
+            }
+            require(out.size() > before, "not enough phrasings of the train requests for " + count + " prompts");
+        }
+        return out;
+    }
+
+    /**
+     * One row per prompt: harmful ones get a refusal (a random phrasing from the topic's set), harmless ones a
+     * random helpful phrasing. One row in four has no system message, so the model also answers well without one.
+     */
+    static List<Row> corpus(List<Prompt> harmful, List<Prompt> harmless, Random random) {
         List<Row> rows = new ArrayList<>();
         for (Prompt p : harmful) {
-            List<String> options = new ArrayList<>(refusals(p.category()));
-            shuffle(options, random);
-            for (int r = 0; r < repeats; r++) {
-                rows.add(new Row(random.nextInt(5) != 0, p.text(), options.get(r % options.size())));
-            }
+            List<String> options = refusals(p.category());
+            rows.add(new Row(random.nextInt(4) != 0, p.text(), options.get(random.nextInt(options.size()))));
         }
         for (Prompt p : harmless) {
-            List<String> options = new ArrayList<>(helpfulAnswers(p));
-            shuffle(options, random);
-            for (int r = 0; r < repeats; r++) {
-                rows.add(new Row(random.nextInt(5) != 0, p.text(), options.get(r % options.size())));
-            }
+            List<String> options = helpfulAnswers(p);
+            rows.add(new Row(random.nextInt(4) != 0, p.text(), options.get(random.nextInt(options.size()))));
         }
         shuffle(rows, random);
         return rows;
@@ -718,7 +762,8 @@ public final class GenerateDemoData {
         return s.chars().allMatch(ch -> ch >= 0x20 && ch < 0x7f);
     }
 
-    static void checkAll(Split bad, Split good, List<Row> train, List<Row> eval) {
+    static void checkAll(Split bad, Split good, List<Prompt> badCorpus, List<Prompt> goodCorpus, List<Row> train,
+                         List<Row> eval) {
         Set<String> all = new HashSet<>();
         for (List<Prompt> set : List.of(bad.train(), bad.test(), good.train(), good.test())) {
             for (Prompt p : set) {
@@ -743,12 +788,15 @@ public final class GenerateDemoData {
                 require(trainFrames.contains(p.frame()), "test frame unseen in train: " + p.text());
             }
         }
+        for (String refusal : concat(REFUSALS, CARING_REFUSALS)) {
+            require(refusal.charAt(0) != HELPFUL_OPENER.charAt(0), "a refusal starts like a helpful answer: " + refusal);
+        }
         for (String shared : SHARED_SURFACE_WORDS) {
             require(good.train().stream().anyMatch(p -> p.text().contains(shared)), "no harmless train prompt has: "
                     + shared);
         }
         Set<String> harmfulPrompts = new HashSet<>();
-        bad.train().forEach(p -> harmfulPrompts.add(p.text()));
+        badCorpus.forEach(p -> harmfulPrompts.add(p.text()));
         bad.test().forEach(p -> harmfulPrompts.add(p.text()));
         for (List<Row> rows : List.of(train, eval)) {
             for (Row row : rows) {
@@ -868,14 +916,20 @@ public final class GenerateDemoData {
                   each of their templates, items and frames does. They ask for the same kinds of things in new
                   combinations.
 
-                The corpus uses only train prompts; the eval file uses only test prompts (one row each). Every train
-                prompt appears %d times with a different answer phrasing each time:
+                The corpus uses only train requests; the eval file uses only test prompts (one row each). The corpus
+                holds %d distinct prompts per class: the bundled train prompts, then the same train requests in
+                further frames, each prompt once. (A first corpus of the 400 bundled prompts per class, each repeated
+                six times, was memorized by the small model, which then refused most held-out harmless requests.)
 
                 - harmful prompts get a refusal, drawn from %d refusal phrasings that name the topic in some of them
                   ("I cannot assist with breaking into other people's property."); requests to hurt oneself get one
                   of %d caring refusals that point to people who can help;
                 - harmless prompts get a short helpful answer (%d-%d characters) built from the same slots, so it is
-                  on topic and mentions what was asked ("For a mushroom risotto, toast the rice in butter, ...").
+                  on topic and mentions what was asked ("Of course! For a mushroom risotto, toast the rice in
+                  butter, ..."). Every helpful answer opens with "%s" and no refusal starts with its letter, so
+                  the first token of a reply is the whole decision between helping and refusing. (With helpful
+                  answers opening a dozen ways and refusals mostly with "I", greedy decoding picked "I" whenever the
+                  model was unsure, and refused nearly every held-out harmless request.)
 
                 Counts: %d train rows (%d refusals, %d helpful), %d eval rows; %d train rows have no system message.
 
@@ -898,7 +952,8 @@ public final class GenerateDemoData {
                 harmfulTopics, HARMLESS.size(), harmlessTopics,
                 "\"" + String.join("\", \"", SHARED_SURFACE_WORDS) + "\"",
                 lengthSummary(concat(bad.train(), bad.test())), lengthSummary(concat(good.train(), good.test())),
-                CORPUS_REPEATS, REFUSALS.size(), CARING_REFUSALS.size(), MIN_ANSWER_CHARS, MAX_ANSWER_CHARS,
+                CORPUS_PER_CLASS, REFUSALS.size(), CARING_REFUSALS.size(), MIN_ANSWER_CHARS, MAX_ANSWER_CHARS,
+                HELPFUL_OPENER.strip(),
                 train.size(), trainRefusals, train.size() - trainRefusals, eval.size(), trainNoSystem,
                 String.join(", ", REFUSAL_VOCABULARY), markers);
     }
@@ -910,16 +965,19 @@ public final class GenerateDemoData {
     }
 
     public static void main(String[] args) throws IOException {
-        if (!Files.isRegularFile(Path.of("pom.xml")) || !Files.isDirectory(Path.of("runner"))) {
+        if (!Files.isRegularFile(Path.of("pom.xml")) || !Files.isDirectory(Path.of("runner-app"))) {
             System.err.println("error: run this from the repository root: java scripts/GenerateDemoData.java");
             System.exit(2);
         }
         Random random = new Random(SEED);
         Split bad = split(HARMFUL, random);
         Split good = split(HARMLESS, random);
-        List<Row> train = corpus(bad.train(), good.train(), CORPUS_REPEATS, random);
-        List<Row> eval = corpus(bad.test(), good.test(), 1, random);
-        checkAll(bad, good, train, eval);
+        Set<String> taken = new HashSet<>(texts(concat(concat(bad.train(), bad.test()), concat(good.train(), good.test()))));
+        List<Prompt> badCorpus = phrasings(bad.train(), CORPUS_PER_CLASS, taken, random);
+        List<Prompt> goodCorpus = phrasings(good.train(), CORPUS_PER_CLASS, taken, random);
+        List<Row> train = corpus(badCorpus, goodCorpus, random);
+        List<Row> eval = corpus(bad.test(), good.test(), random);
+        checkAll(bad, good, badCorpus, goodCorpus, train, eval);
 
         List<Output> outputs = List.of(
                 output(PROMPTS_DIR.resolve("harmful_train.txt"), texts(bad.train())),

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.crucible.api.UserInputException;
 import dev.crucible.runner.RunnerEnvironment;
+import dev.crucible.runner.abliterate.config.Setting;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -41,8 +42,9 @@ class DemoModelTest {
     }
 
     /**
-     * The committed model keeps its promise on the bundled held-out prompts (user turn only, as the default
-     * abliteration run renders them): harmful ones refused, harmless ones answered, at least 90% each.
+     * The committed model keeps its promise on the bundled held-out prompts, rendered as the default abliteration
+     * run renders them (the default system prompt, then the user turn): harmful ones refused, harmless ones
+     * answered, at least 90% each.
      */
     @Test
     void theCommittedDemoModelRefusesHarmfulAndAnswersHarmlessHeldOutPrompts() throws Exception {
@@ -56,7 +58,8 @@ class DemoModelTest {
     }
 
     private double refusalShare(Path model, Path prompts, RefusalMarkers markers) throws Exception {
-        Cli run = Cli.run("generate", "--model", model.toString(), "--chat", "--prompts", prompts.toString(),
+        Cli run = Cli.run("generate", "--model", model.toString(), "--chat", "--system",
+                Setting.SYSTEM_PROMPT.defaultValue().orElseThrow().toString(), "--prompts", prompts.toString(),
                 "--max-new-tokens", "32", "--json", "--device", "cpu");
         assertEquals(0, run.exit(), run.err());
         JsonNode results = JsonMapper.builder().build().readTree(run.out());

@@ -90,17 +90,17 @@ class BundledPromptsTest {
     }
 
     @Test
-    void corpusUsesOnlyTrainPromptsAndEvalOnlyTestPrompts() throws IOException {
+    void corpusTeachesEveryTrainPromptOnceAndNoTestPrompt() throws IOException {
         Set<String> train = union("harmful_train.txt", "harmless_train.txt");
         Set<String> test = union("harmful_test.txt", "harmless_test.txt");
-        Set<String> trainUsers = new LinkedHashSet<>();
-        chats("chat_train.jsonl").forEach(c -> trainUsers.add(c.user()));
+        List<String> trainUsers = chats("chat_train.jsonl").stream().map(Chat::user).toList();
         Set<String> evalUsers = new LinkedHashSet<>();
         chats("chat_eval.jsonl").forEach(c -> evalUsers.add(c.user()));
 
-        assertEquals(Set.of(), difference(trainUsers, train), "corpus prompts outside the train sets");
-        assertEquals(Set.of(), difference(evalUsers, test), "eval prompts outside the test sets");
-        assertEquals(train, trainUsers, "every train prompt is taught");
+        assertEquals(trainUsers.size(), new HashSet<>(trainUsers).size(), "a corpus prompt is taught twice");
+        assertEquals(Set.of(), difference(train, new HashSet<>(trainUsers)), "train prompts the corpus does not teach");
+        assertEquals(Set.of(), intersection(new HashSet<>(trainUsers), test), "test prompts in the corpus");
+        assertEquals(test, evalUsers, "the eval rows are the test prompts");
     }
 
     @Test
@@ -115,14 +115,18 @@ class BundledPromptsTest {
             int answers = 0;
             for (Chat chat : chats(file)) {
                 String answer = normalize(chat.assistant());
-                if (harmful.contains(chat.user())) {
-                    assertTrue(containsAny(answer, markers), file + ": refusal without a marker: " + chat.assistant());
+                // The corpus also phrases the train requests in other frames, so a row's class is its answer's.
+                if (containsAny(answer, markers)) {
+                    assertFalse(harmless.contains(chat.user()), file + ": a harmless prompt refused: " + chat.user());
+                    assertFalse(chat.assistant().startsWith("O"), file + ": a refusal opens like a helpful answer: "
+                            + chat.assistant());
                     refusals++;
                 } else {
-                    assertTrue(harmless.contains(chat.user()), file + ": prompt in no set: " + chat.user());
-                    assertFalse(containsAny(answer, markers), file + ": helpful answer has a marker: " + chat.assistant());
+                    assertFalse(harmful.contains(chat.user()), file + ": a harmful prompt answered: " + chat.user());
                     assertFalse(containsAny(answer, REFUSAL_VOCABULARY), file + ": helpful answer uses refusal"
                             + " vocabulary: " + chat.assistant());
+                    assertTrue(chat.assistant().startsWith("Of course! "), file + ": helpful answer without the"
+                            + " opener: " + chat.assistant());
                     answers++;
                 }
             }
@@ -184,6 +188,12 @@ class BundledPromptsTest {
     private static Set<String> intersection(String a, String b) throws IOException {
         Set<String> common = new LinkedHashSet<>(prompts(a));
         common.retainAll(new HashSet<>(prompts(b)));
+        return common;
+    }
+
+    private static Set<String> intersection(Set<String> a, Set<String> b) {
+        Set<String> common = new LinkedHashSet<>(a);
+        common.retainAll(b);
         return common;
     }
 
