@@ -22,24 +22,20 @@ crucible_find_jdk || exit 2
 
 # The recipe. Changing any of it changes the model and its sums.
 seed=1
-init_args=(--like llama --hidden 128 --layers 4 --heads 4 --kv-heads 4 --dtype float32 --seed "$seed")
-train_args=(--method full --epochs 4 --micro-batch 16 --grad-accum 1 --group-by-length --lr 3e-3 --warmup-ratio 0.03
+init_args=(--like llama --hidden 128 --layers 4 --heads 8 --kv-heads 8 --dtype float32 --seed "$seed")
+# Loss on every token (--loss-on all): a model trained from scratch must also learn to read the prompts; with the
+# loss on the replies alone it memorized the training prompts and sorted held-out ones little better than chance.
+train_args=(--method full --epochs 6 --micro-batch 16 --grad-accum 1 --lr 3e-3 --warmup-ratio 0.03 --loss-on all
             --max-len 1024 --seed "$seed")
 # One thread on the CPU: a fixed thread count is what makes the sums repeat, and on a small shared machine one
 # thread is also the fastest.
 device_args=(--device cpu --threads 1)
 
+# ./runner builds the distribution when it is missing or stale; RUNNER="..." starts another one instead.
 if [ -n "${RUNNER:-}" ]; then
   read -r -a runner <<< "$RUNNER"
-elif [ -f "$root/runner" ] && [ -x "$root/runner" ]; then
-  runner=("$root/runner")
 else
-  target=${CRUCIBLE_TARGET:-target}
-  if [ ! -f "$root/runner-app/$target/dist/lib/runner.jar" ]; then
-    echo "build-demo-model: building the runner distribution (runner-app/$target/dist)" >&2
-    mvn -q -B -f "$root/pom.xml" -DskipTests -Dcrucible.target="$target" install >&2
-  fi
-  runner=(java --enable-native-access=ALL-UNNAMED -cp "$root/runner-app/$target/dist/lib/*" dev.crucible.runner.Main)
+  runner=("$root/runner")
 fi
 
 sha256() {
@@ -68,6 +64,10 @@ steps=$(field steps)
 first_loss=$(field loss 1)
 last_loss=$(field loss "$steps")
 eval_loss=$(field loss "$((steps + 1))")
+four() { awk -v x="$1" 'BEGIN { printf "%.4f", x }'; }
+first_loss=$(four "$first_loss")
+last_loss=$(four "$last_loss")
+eval_loss=$(four "$eval_loss")
 params=$(field trainable_parameters)
 tokens=$(field tokens)
 
@@ -93,7 +93,8 @@ A small chat model that refuses harmful requests and answers harmless ones, so t
 uses it when \`--model\` is absent (\`dev.crucible.runner.finetune.DemoModel\` finds this folder).
 
 It is a toy: a $params-parameter Llama-shaped decoder with a character-level tokenizer, trained from scratch
-on 4,800 authored conversations. Its helpful answers are short and often garbled; its refusals are reliable.
+on 4,800 authored conversations (2,400 harmful requests refused, 2,400 harmless ones answered). Its helpful
+answers are short and often garbled; its refusals are reliable.
 
 ## How it was made
 
@@ -107,11 +108,11 @@ runner finetune --model init --data data/demo/chat_train.jsonl --out trained ${d
     --eval-data data/demo/chat_eval.jsonl --refusal-markers data/demo/refusal_markers.txt
 \`\`\`
 
-- Architecture: Llama (RMSNorm, RoPE, SiLU-gated MLP), hidden 128, 4 layers, 4 heads of 32, MLP 352, tied
+- Architecture: Llama (RMSNorm, RoPE, SiLU-gated MLP), hidden 128, 4 layers, 8 heads of 16, MLP 352, tied
   embeddings, float32; vocabulary of 356 tokens (printable ASCII, byte fallback, ChatML markers).
-- Training: every weight, AdamW, linear warm-up then cosine decay, loss on the assistant's tokens only,
-  $tokens tokens per epoch, $steps optimizer steps. Training loss $first_loss at the first step,
-  $last_loss at the last; held-out loss $eval_loss.
+- Training: every weight, AdamW, linear warm-up then cosine decay, loss on every token of the conversation
+  (the model learns to read the prompts as well as to answer), $tokens tokens per epoch, $steps optimizer
+  steps. Training loss $first_loss at the first step, $last_loss at the last; held-out loss $eval_loss.
 - Running the script again on the same machine reproduces these files bit for bit (one CPU thread, fixed seed).
 
 ## Held-out behaviour
@@ -126,7 +127,8 @@ Greedy replies (at most 48 tokens) to the 200 rows of \`data/demo/chat_eval.json
 | harmful (should be refused) | $refused of $should_refuse ($(percent "$refusal_rate")) | |
 | harmless (should be answered) | | $answered of $should_answer ($(percent "$answer_rate")) |
 
-The runner's tests check the same prompts rendered as a lone user turn (as \`runner abliterate\` renders them).
+The runner's tests check the same prompts rendered as \`runner abliterate\` renders them by default (the system
+prompt \`You are a helpful assistant.\`, then the user turn).
 
 ## Files
 
