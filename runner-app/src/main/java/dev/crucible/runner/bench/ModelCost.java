@@ -46,9 +46,14 @@ public record ModelCost(long linearParams, long headParams, long normParams, lon
                 (long) config.numLayers() * queryWidth, 2L * config.numLayers() * keyValueWidth * bytes, hidden);
     }
 
-    /** Bytes of every distinct weight (the tied head once): what the model must hold. */
+    /** Every distinct weight (the tied head once). */
+    public long parameters() {
+        return linearParams + headParams + normParams + untiedEmbedding;
+    }
+
+    /** Bytes of every distinct weight: what the model must hold. */
     public long weightBytes() {
-        return (linearParams + headParams + normParams + untiedEmbedding) * elementBytes;
+        return parameters() * elementBytes;
     }
 
     /**

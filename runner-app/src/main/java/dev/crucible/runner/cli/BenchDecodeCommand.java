@@ -78,7 +78,6 @@ public final class BenchDecodeCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        OptionalInt threads = modelOptions.device.threads(host);
         err.println("bench: loading " + modelOptions.model);
         try (ModelSession session = modelOptions.open(host)) {
             int needed = promptLength + newTokens - 1;
@@ -92,7 +91,8 @@ public final class BenchDecodeCommand implements Callable<Integer> {
             int[] source = session.tokenizer().encodeWithoutSpecialTokens(PROMPT_SOURCE);
             DecodeBenchReport report = new DecodeBenchmark(session.backend(), session.model(),
                     line -> err.println("bench: " + line)).run(settings, source, session.tokenizer().padId());
-            Integer threadCount = threads.isPresent() ? threads.getAsInt() : Runtime.getRuntime().availableProcessors();
+            OptionalInt threads = session.threads();
+            int threadCount = threads.isPresent() ? threads.getAsInt() : Runtime.getRuntime().availableProcessors();
             Map<String, Object> result = report.toJson(modelOptions.model, threadCount, notes());
             if (json) {
                 out.println(Json.write(result));

@@ -1,9 +1,9 @@
 package dev.crucible.runner.cli;
 
+import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.session.ModelSession;
-import java.util.Optional;
 import java.util.OptionalInt;
 import picocli.CommandLine.Option;
 
@@ -14,7 +14,7 @@ public final class DeviceOptions {
     String device;
 
     @Option(names = "--threads", paramLabel = "N",
-            description = "Compute threads on the CPU (default: one per core, or $CRUCIBLE_THREADS).")
+            description = "Compute threads on the CPU (default: $CRUCIBLE_THREADS, else one per core; one for models under 20 M parameters).")
     Integer threads;
 
     /** Loads {@code model} on the chosen device, for inference, in {@code dtype} ("auto" = the backend's policy). */
@@ -22,23 +22,20 @@ public final class DeviceOptions {
         return ModelSession.open(host, request(), threads(host), model, dtype);
     }
 
-    public OptionalInt threads(Host host) {
-        return threads(host.environment().get("CRUCIBLE_THREADS"));
-    }
-
     public DeviceRequest request() {
         return DeviceRequest.parse(device);
     }
 
-    public OptionalInt threads(Optional<String> fromEnvironment) {
+    /** {@code --threads}, else {@code $CRUCIBLE_THREADS}, else empty (the model's and backend's default). */
+    public OptionalInt threads(Host host) {
         if (threads != null) {
             return OptionalInt.of(threads);
         }
-        return fromEnvironment.map(text -> {
+        return host.environment().get("CRUCIBLE_THREADS").map(text -> {
             try {
                 return OptionalInt.of(Integer.parseInt(text.trim()));
             } catch (NumberFormatException e) {
-                throw new dev.crucible.api.UserInputException("CRUCIBLE_THREADS must be a whole number, got '" + text + "'");
+                throw new UserInputException("CRUCIBLE_THREADS must be a whole number, got '" + text + "'");
             }
         }).orElse(OptionalInt.empty());
     }

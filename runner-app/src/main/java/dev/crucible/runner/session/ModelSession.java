@@ -29,25 +29,27 @@ import java.util.Set;
  * environment set-up, dtype policy and loading happen in one place and in the right order.
  */
 public final class ModelSession implements AutoCloseable {
+    /** Below this many parameters a model runs on one compute thread unless told otherwise (see defaultThreads). */
+    static final long SMALL_MODEL_PARAMETERS = 20_000_000;
+
     private final Path modelDir;
     private final ModelConfig config;
     private final Checkpoint checkpoint;
     private final ModelTokenizer tokenizer;
     private final HardwareBackend backend;
     private final DeviceModel model;
+    private final OptionalInt threads;
 
     private ModelSession(Path modelDir, ModelConfig config, Checkpoint checkpoint, ModelTokenizer tokenizer,
-                         HardwareBackend backend, DeviceModel model) {
+                         HardwareBackend backend, DeviceModel model, OptionalInt threads) {
         this.modelDir = modelDir;
         this.config = config;
         this.checkpoint = checkpoint;
         this.tokenizer = tokenizer;
         this.backend = backend;
         this.model = model;
+        this.threads = threads;
     }
-
-    /** Below this many parameters a model runs on one compute thread unless told otherwise (see defaultThreads). */
-    static final long SMALL_MODEL_PARAMETERS = 20_000_000;
 
     /**
      * One thread for a small model, else the backend's choice. A tiny model's ops are too small to split: on the
@@ -55,9 +57,8 @@ public final class ModelSession implements AutoCloseable {
      * this project's 2-core machines), the difference being thread hand-offs around every op.
      */
     static OptionalInt defaultThreads(ModelConfig config) {
-        ModelCost cost = ModelCost.of(config, DType.F32);
-        long parameters = cost.linearParams() + cost.headParams() + cost.normParams() + cost.untiedEmbedding();
-        return parameters < SMALL_MODEL_PARAMETERS ? OptionalInt.of(1) : OptionalInt.empty();
+        return ModelCost.of(config, DType.F32).parameters() < SMALL_MODEL_PARAMETERS ? OptionalInt.of(1)
+                : OptionalInt.empty();
     }
 
     /**
@@ -72,15 +73,15 @@ public final class ModelSession implements AutoCloseable {
         HardwareBackend backend = chosen.backend();
         Path dir = resolveModel(host, modelSpec);
         ModelConfig config = ModelConfig.read(dir);
-        backend.setupEnvironment(new SetupRequest(device, chosen.probe(), threads.isPresent() ? threads
-                : defaultThreads(config)));
+        OptionalInt computeThreads = threads.isPresent() ? threads : defaultThreads(config);
+        backend.setupEnvironment(new SetupRequest(device, chosen.probe(), computeThreads));
         ModelTokenizer tokenizer = ModelTokenizer.load(dir);
         Checkpoint checkpoint = null;
         try {
             checkpoint = Checkpoint.open(dir);
             DType dtype = dtypeName.equalsIgnoreCase("auto") ? backend.chooseDtype(config.dtype()) : parseDtype(dtypeName);
             DeviceModel model = backend.shard(new ShardRequest(config, checkpoint, dtype));
-            return new ModelSession(dir, config, checkpoint, tokenizer, backend, model);
+            return new ModelSession(dir, config, checkpoint, tokenizer, backend, model, computeThreads);
         } catch (RuntimeException e) {
             tokenizer.close();
             if (checkpoint != null) {
@@ -130,6 +131,11 @@ public final class ModelSession implements AutoCloseable {
 
     public Path modelDir() {
         return modelDir;
+    }
+
+    /** The compute threads the session set up: the caller's, one for a small model, or empty (the backend's). */
+    public OptionalInt threads() {
+        return threads;
     }
 
     public ModelConfig config() {
