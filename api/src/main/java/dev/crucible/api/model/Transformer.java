@@ -66,26 +66,26 @@ public final class Transformer {
         // [B, T, intermediate] tensors above all) are freed before the next layer starts, so a long prefill holds one
         // layer's worth of them, not every layer's (measured: a 16 x 49-token batch through a Qwen2.5-0.5B-shaped
         // model peaked at 2.8 GB for 1 GB of weights with one scope for the whole pass). The hook's views of a layer
-        // output keep its storage alive on their own.
-        Tensor owned = null;
-        for (int layer = 0; layer < config.numLayers(); layer++) {
-            Tensor next;
+        // output keep its storage alive on their own. The embedding belongs to the caller's scope; every layer output
+        // is retained here and released once the next one exists.
+        int layers = config.numLayers();
+        for (int layer = 0; layer < layers; layer++) {
+            Tensor output;
             try (TensorScope scope = ops.openScope()) {
-                next = ops.retain(decoderLayer(ops, layer, hidden, cos, sin, allowed, step, cache));
+                output = ops.retain(decoderLayer(ops, layer, hidden, cos, sin, allowed, step, cache));
             }
-            if (owned != null) {
-                ops.release(owned);
+            if (layer > 0) {
+                ops.release(hidden);
             }
-            owned = next;
-            hidden = next;
+            hidden = output;
             hook.residual(layer + 1, hidden);
         }
         Tensor last = step.allPositions() ? hidden : ops.slice(hidden, 1, length - 1, length);
         Tensor normed = ops.rmsNorm(last, weights.finalNorm(), config.rmsNormEps());
         hook.finalNorm(normed);
         Tensor logits = ops.linear(normed, weights.outputHead(), null);
-        if (owned != null) {
-            ops.release(owned);
+        if (layers > 0) {
+            ops.release(hidden);
         }
         return logits;
     }

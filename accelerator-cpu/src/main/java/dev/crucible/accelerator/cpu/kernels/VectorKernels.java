@@ -75,40 +75,47 @@ public final class VectorKernels implements HostKernels {
     public void rmsNorm(DType dtype, MemorySegment x, MemorySegment weight, MemorySegment y, int rows, int width,
                         double eps) {
         boolean bf16 = dtype == DType.BF16;
-        long bytes = bf16 ? 2 : 4;
-        int rowsPerTask = Math.max(1, ELEMENTS_PER_TASK / width);
-        int tasks = tasks(rows, rowsPerTask, (long) rows * width);
-        int perTask = tasks == 1 ? rows : rowsPerTask;
-        pool.run(tasks, task -> {
-            int from = task * perTask;
-            int count = Math.min(rows - from, perTask);
-            long offset = bytes * from * width;
-            long length = bytes * count * width;
+        if ((long) rows * width < PARALLEL_ELEMENTS) {
+            TokenOps.rmsNorm(bf16, x, weight, y, rows, width, eps);
+            return;
+        }
+        long rowBytes = (bf16 ? 2L : 4L) * width;
+        inChunks(rows, Math.max(1, ELEMENTS_PER_TASK / width), (from, count) -> {
+            long offset = rowBytes * from;
+            long length = rowBytes * count;
             TokenOps.rmsNorm(bf16, x.asSlice(offset, length), weight, y.asSlice(offset, length), count, width, eps);
         });
-    }
-
-    /**
-     * Tasks for {@code units} independent units of {@code perTask} each: one (the calling thread alone) below
-     * {@link #PARALLEL_ELEMENTS} elements, as on a decode step; a prefill's many rows are shared with the helpers,
-     * which would otherwise idle while the calling thread works through every row.
-     */
-    private static int tasks(int units, int perTask, long elements) {
-        return elements < PARALLEL_ELEMENTS ? 1 : (units + perTask - 1) / perTask;
     }
 
     @Override
     public void gatedSilu(DType dtype, MemorySegment gate, MemorySegment up, MemorySegment y, int count) {
         boolean bf16 = dtype == DType.BF16;
+        if (count < PARALLEL_ELEMENTS) {
+            TokenOps.gatedSilu(bf16, gate, up, y, count);
+            return;
+        }
         long bytes = bf16 ? 2 : 4;
-        int tasks = tasks(count, ELEMENTS_PER_TASK, count);
-        int perTask = tasks == 1 ? count : ELEMENTS_PER_TASK;
-        pool.run(tasks, task -> {
-            int from = task * perTask;
-            int n = Math.min(count - from, perTask);
+        inChunks(count, ELEMENTS_PER_TASK, (from, n) -> {
             long offset = bytes * from;
             long length = bytes * n;
             TokenOps.gatedSilu(bf16, gate.asSlice(offset, length), up.asSlice(offset, length), y.asSlice(offset, length), n);
+        });
+    }
+
+    /** Work on units {@code [from, from + count)}. */
+    private interface Chunk {
+        void run(int from, int count);
+    }
+
+    /**
+     * Runs {@code body} over {@code units} independent units in chunks of {@code unitsPerTask}, shared with the pool.
+     * For a prefill's many rows: the helpers would otherwise idle while the calling thread works through every row.
+     * Calls below {@link #PARALLEL_ELEMENTS} (a decode step's) do not come here; they run inline and allocate nothing.
+     */
+    private void inChunks(int units, int unitsPerTask, Chunk body) {
+        pool.run((units + unitsPerTask - 1) / unitsPerTask, task -> {
+            int from = task * unitsPerTask;
+            body.run(from, Math.min(units - from, unitsPerTask));
         });
     }
 
@@ -117,8 +124,7 @@ public final class VectorKernels implements HostKernels {
                        MemorySegment y, int batch, int heads, int tokens, int width) {
         boolean bf16 = dtype == DType.BF16;
         int units = batch * heads;
-        long elements = (long) units * tokens * width;
-        if (tasks(units, 1, elements) == 1) {
+        if ((long) units * tokens * width < PARALLEL_ELEMENTS) {
             TokenOps.rotary(bf16, x, xStrides, cos, sin, y, batch, heads, tokens, width);
             return;
         }
