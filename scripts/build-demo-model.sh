@@ -15,6 +15,13 @@
 #
 # Usage: scripts/build-demo-model.sh        (RUNNER="..." overrides how the runner is started)
 set -euo pipefail
+usage="usage: scripts/build-demo-model.sh   (no arguments; RUNNER=\"...\" overrides how the runner is started)"
+case "${1-}" in
+  "") ;;
+  -h|--help) echo "$usage"; exit 0 ;;
+  # It takes ~17 minutes and replaces demo-model/: never start it on an argument it does not understand.
+  *) echo "error: unexpected argument '$1'; $usage" >&2; exit 2 ;;
+esac
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 . scripts/find-jdk.sh
