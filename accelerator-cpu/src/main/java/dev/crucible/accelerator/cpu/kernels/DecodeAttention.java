@@ -2,18 +2,37 @@ package dev.crucible.accelerator.cpu.kernels;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Attention for a few query tokens over a key/value cache: per (row, token, query head) one pass of dot products
  * over the keys, a softmax, and one weighted sum of the values, in float32. With one query token this is tiny work
  * spread over many heads, which libtorch hands to its thread pool at a cost larger than the work.
+ *
+ * <p>Narrow heads (a small model's 16 or 32 dimensions) make the per-key work a few vector operations, so what is
+ * done per key decides the speed: nothing is carried from one key's score to the next (the maximum is taken
+ * afterwards, in vectors), the softmax's exponentials run in vectors over all of a head's scores at once
+ * ({@link #exp}), and the weighted sum keeps its accumulators in registers, each output vector summed over every key
+ * before it is stored. Measured inside a decode step of the demo model (8 heads of 16, ~150 keys, one thread) against
+ * the per-key form this replaced: 0.49–0.66 → 0.19–0.20 ms per call at batch 8 (the cache in the L2/L3), 3.7–4.2 →
+ * 2.5 ms at batch 100 (20 MB of cache per layer, read from memory).
  */
 final class DecodeAttention {
-    private static final int LANES = MatVec.WIDENED.length();
-    private static final ByteOrder ORDER = ByteOrder.LITTLE_ENDIAN;
+    private static final VectorSpecies<Float> SPECIES = MatVec.WIDENED;
+    private static final int LANES = SPECIES.length();
+
+    private static final float LOG2_E = 1.44269504f;
+    /** ln 2 split in two, so {@code n · LN2_HIGH} is exact for the {@code n} that occur (Cody and Waite). */
+    private static final float LN2_HIGH = 0.693359375f;
+    private static final float LN2_LOW = -2.12194440e-4f;
+    /** 1.5 · 2²³: adding it rounds a float of magnitude below 2²² to an integer, held in the low mantissa bits. */
+    private static final float ROUNDER = 12582912f;
+    /** Below this e^x is under float32's smallest normal number; it counts as zero. */
+    private static final float LOWEST = -87f;
 
     private final boolean bf16;
     private final MemorySegment q;
@@ -61,82 +80,128 @@ final class DecodeAttention {
         int g = h / group;
         float[] query = Scratch.floats(Scratch.ROW, width);
         TokenOps.read(q, bf16, b * qStrides[0] + h * qStrides[1] + t * qStrides[2], query, width);
-        float[] scores = Scratch.floats(Scratch.SCORES, keys);
         long maskAt = b * maskStrides[0] + t * maskStrides[1];
-        long kBase = b * kStrides[0] + g * kStrides[1];
-        float max = Float.NEGATIVE_INFINITY;
-        int s = 0;
-        // Four keys at a time: four independent dot products keep the FMA units busy.
-        for (; s + 4 <= keys && width % LANES == 0; s += 4) {
-            dot4(query, kBase + s * kStrides[2], kStrides[2], scores, s);
-            for (int j = s; j < s + 4; j++) {
-                scores[j] = allowed.get(ValueLayout.JAVA_BYTE, maskAt + j) == 0 ? Float.NEGATIVE_INFINITY
-                        : scores[j] * scale;
-                max = Math.max(max, scores[j]);
-            }
+        // Only the span from the first to the last allowed key is read: a left-padded row's padding and (with static
+        // shapes) the cache's unwritten tail cost nothing. Keys masked inside the span weigh zero.
+        int first = 0;
+        while (first < keys && allowed.get(ValueLayout.JAVA_BYTE, maskAt + first) == 0) {
+            first++;
         }
-        for (; s < keys; s++) {
-            scores[s] = allowed.get(ValueLayout.JAVA_BYTE, maskAt + s) == 0 ? Float.NEGATIVE_INFINITY
-                    : dot(query, kBase + s * kStrides[2]) * scale;
-            max = Math.max(max, scores[s]);
-        }
-        float sum = 0;
-        for (int j = 0; j < keys; j++) {
-            float weight = scores[j] == Float.NEGATIVE_INFINITY ? 0f : (float) Math.exp(scores[j] - max);
-            scores[j] = weight;
-            sum += weight;
+        int end = keys;
+        while (end > first && allowed.get(ValueLayout.JAVA_BYTE, maskAt + end - 1) == 0) {
+            end--;
         }
         float[] out = Scratch.floats(Scratch.OUT, width);
-        java.util.Arrays.fill(out, 0, width, 0f);
-        for (int j = 0; j < keys; j++) {
-            if (scores[j] != 0f) {
-                accumulate(out, scores[j] / sum, b * vStrides[0] + g * vStrides[1] + j * vStrides[2]);
-            }
+        if (first == end) {
+            java.util.Arrays.fill(out, 0, width, 0f);
+        } else {
+            int span = end - first;
+            // Padded to whole vectors with -inf, which the exponential turns into zero weight.
+            float[] weights = Scratch.floats(Scratch.SCORES, span + LANES);
+            scores(query, b * kStrides[0] + g * kStrides[1] + first * kStrides[2], maskAt + first, span, weights);
+            float sum = softmaxNumerators(weights, span);
+            weightedSum(weights, span, b * vStrides[0] + g * vStrides[1] + first * vStrides[2], 1f / sum, out);
         }
         TokenOps.write(out, y, bf16, (((long) b * queries + t) * queryHeads + h) * width, width);
     }
 
-    /** Scores of keys {@code at, at + stride, …} (four) into {@code scores[into …]}; width is a multiple of LANES. */
-    private void dot4(float[] query, long at, long stride, float[] scores, int into) {
-        FloatVector a0 = FloatVector.zero(MatVec.WIDENED);
-        FloatVector a1 = FloatVector.zero(MatVec.WIDENED);
-        FloatVector a2 = FloatVector.zero(MatVec.WIDENED);
-        FloatVector a3 = FloatVector.zero(MatVec.WIDENED);
-        for (int i = 0; i < width; i += LANES) {
-            FloatVector q = FloatVector.fromArray(MatVec.WIDENED, query, i);
-            a0 = load(k, at + i).fma(q, a0);
-            a1 = load(k, at + stride + i).fma(q, a1);
-            a2 = load(k, at + 2 * stride + i).fma(q, a2);
-            a3 = load(k, at + 3 * stride + i).fma(q, a3);
+    /**
+     * {@code scale · q·k} for {@code count} keys from element {@code at}, masked ones -inf. The loop over keys carries
+     * nothing from one key to the next (the largest score is found later, in vectors): a running maximum chained every
+     * key to the previous one's compare, which with narrow heads was most of the loop's time.
+     */
+    private void scores(float[] query, long at, long maskAt, int count, float[] into) {
+        long stride = kStrides[2];
+        int vectorWidth = width - width % LANES;
+        for (int s = 0; s < count; s++) {
+            long row = at + s * stride;
+            FloatVector acc = FloatVector.zero(SPECIES);
+            for (int i = 0; i < vectorWidth; i += LANES) {
+                acc = load(k, row + i).fma(FloatVector.fromArray(SPECIES, query, i), acc);
+            }
+            float dot = acc.reduceLanes(VectorOperators.ADD);
+            for (int i = vectorWidth; i < width; i++) {
+                dot += element(k, row + i) * query[i];
+            }
+            into[s] = dot * scale;
         }
-        scores[into] = a0.reduceLanes(VectorOperators.ADD);
-        scores[into + 1] = a1.reduceLanes(VectorOperators.ADD);
-        scores[into + 2] = a2.reduceLanes(VectorOperators.ADD);
-        scores[into + 3] = a3.reduceLanes(VectorOperators.ADD);
+        // Keys masked inside the span (none for left padding, so a pass of their own, off the dot products' loop).
+        for (int s = 0; s < count; s++) {
+            if (allowed.get(ValueLayout.JAVA_BYTE, maskAt + s) == 0) {
+                into[s] = Float.NEGATIVE_INFINITY;
+            }
+        }
     }
 
-    private float dot(float[] query, long at) {
-        FloatVector acc = FloatVector.zero(MatVec.WIDENED);
-        int i = 0;
-        for (; i + LANES <= width; i += LANES) {
-            acc = load(k, at + i).fma(FloatVector.fromArray(MatVec.WIDENED, query, i), acc);
+    /** {@code e^(score - max)} in place over the scores, padded to whole vectors; returns their sum. */
+    private static float softmaxNumerators(float[] scores, int count) {
+        int padded = (count + LANES - 1) / LANES * LANES;
+        java.util.Arrays.fill(scores, count, padded, Float.NEGATIVE_INFINITY);
+        FloatVector largest = FloatVector.broadcast(SPECIES, Float.NEGATIVE_INFINITY);
+        for (int s = 0; s < padded; s += LANES) {
+            largest = largest.max(FloatVector.fromArray(SPECIES, scores, s));
         }
-        float sum = acc.reduceLanes(VectorOperators.ADD);
-        for (; i < width; i++) {
-            sum += element(k, at + i) * query[i];
+        float max = largest.reduceLanes(VectorOperators.MAX);
+        FloatVector sum = FloatVector.zero(SPECIES);
+        for (int s = 0; s < padded; s += LANES) {
+            FloatVector e = exp(FloatVector.fromArray(SPECIES, scores, s).sub(max));
+            e.intoArray(scores, s);
+            sum = sum.add(e);
         }
-        return sum;
+        return sum.reduceLanes(VectorOperators.ADD);
     }
 
-    private void accumulate(float[] out, float weight, long at) {
+    /** {@code out = norm · Σ weight_s · v_s} over {@code count} value rows from element {@code at}. */
+    private void weightedSum(float[] weights, int count, long at, float norm, float[] out) {
+        long stride = vStrides[2];
         int i = 0;
         for (; i + LANES <= width; i += LANES) {
-            load(v, at + i).fma(FloatVector.broadcast(MatVec.WIDENED, weight), FloatVector.fromArray(MatVec.WIDENED, out, i))
-                    .intoArray(out, i);
+            // Two accumulators over alternate keys halve the chain of dependent multiply-adds.
+            FloatVector even = FloatVector.zero(SPECIES);
+            FloatVector odd = FloatVector.zero(SPECIES);
+            int s = 0;
+            for (; s + 2 <= count; s += 2) {
+                even = load(v, at + s * stride + i).fma(FloatVector.broadcast(SPECIES, weights[s]), even);
+                odd = load(v, at + (s + 1) * stride + i).fma(FloatVector.broadcast(SPECIES, weights[s + 1]), odd);
+            }
+            if (s < count) {
+                even = load(v, at + s * stride + i).fma(FloatVector.broadcast(SPECIES, weights[s]), even);
+            }
+            even.add(odd).mul(norm).intoArray(out, i);
         }
         for (; i < width; i++) {
-            out[i] += weight * element(v, at + i);
+            float acc = 0;
+            for (int s = 0; s < count; s++) {
+                acc += weights[s] * element(v, at + s * stride + i);
+            }
+            out[i] = acc * norm;
         }
+    }
+
+    /**
+     * {@code e^x} for {@code x <= 0}, lane by lane, within 3e-7 relative error, and exactly 0 below -87: x = n·ln 2 + r
+     * with |r| <= ln 2 / 2, e^r by its Taylor polynomial to degree 6, 2^n by writing n into the exponent bits. The
+     * JDK's vector exponential ({@code VectorOperators.EXP}) measured slower here than the scalar {@code Math.exp}.
+     */
+    static FloatVector exp(FloatVector x) {
+        VectorMask<Float> underflow = x.compare(VectorOperators.LT, LOWEST);
+        FloatVector clamped = x.max(LOWEST);
+        FloatVector shifted = clamped.fma(LOG2_E, ROUNDER);
+        FloatVector n = shifted.sub(ROUNDER);
+        FloatVector r = n.fma(FloatVector.broadcast(SPECIES, -LN2_HIGH), clamped);
+        r = n.fma(FloatVector.broadcast(SPECIES, -LN2_LOW), r);
+        FloatVector p = FloatVector.broadcast(SPECIES, 1f / 720);
+        p = p.fma(r, FloatVector.broadcast(SPECIES, 1f / 120));
+        p = p.fma(r, FloatVector.broadcast(SPECIES, 1f / 24));
+        p = p.fma(r, FloatVector.broadcast(SPECIES, 1f / 6));
+        p = p.fma(r, FloatVector.broadcast(SPECIES, 0.5f));
+        p = p.fma(r, FloatVector.broadcast(SPECIES, 1f));
+        p = p.fma(r, FloatVector.broadcast(SPECIES, 1f));
+        // The rounded n sits in the low bits of `shifted`; minus the rounder's bits plus the exponent bias, shifted
+        // into the exponent field, it is 2^n.
+        IntVector exponent = shifted.reinterpretAsInts().sub(Float.floatToRawIntBits(ROUNDER) - 127)
+                .lanewise(VectorOperators.LSHL, 23);
+        return p.mul(exponent.reinterpretAsFloats()).blend(0f, underflow);
     }
 
     private float element(MemorySegment segment, long index) {
@@ -145,7 +210,6 @@ final class DecodeAttention {
     }
 
     private FloatVector load(MemorySegment segment, long element) {
-        return bf16 ? MatVec.widen(segment, 2 * element)
-                : FloatVector.fromMemorySegment(MatVec.WIDENED, segment, 4 * element, ORDER);
+        return MatVec.load(bf16, segment, element);
     }
 }

@@ -89,6 +89,23 @@ final class MatVec {
                 .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
     }
 
+    /**
+     * {@link #WIDENED}'s length of floats from element {@code element}, stored as bfloat16 or float32. For loops that
+     * serve both dtypes: both loads are written out here, not by calling {@link #widen}. In a float32 run the
+     * bfloat16 branch is cold, and the JIT does not inline a cold call over its size limit (widen is, by one byte);
+     * a call left out of line returns its vector boxed, and the branches' merge then boxes the float32 load too, so
+     * every load allocated: measured in a decode step, 2 GB/s of garbage and attention 15x slower than the same
+     * kernel compiled without the cold branch.
+     */
+    static FloatVector load(boolean bf16, MemorySegment segment, long element) {
+        if (bf16) {
+            return ShortVector.fromMemorySegment(SHORTS, segment, 2 * element, ORDER)
+                    .convertShape(VectorOperators.S2I, INTS, 0).reinterpretAsInts()
+                    .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+        }
+        return FloatVector.fromMemorySegment(WIDENED, segment, 4 * element, ORDER);
+    }
+
     private static float dotBf16(MemorySegment w, long offset, MemorySegment x, int xFrom, int in) {
         FloatVector a0 = FloatVector.zero(WIDENED);
         FloatVector a1 = FloatVector.zero(WIDENED);

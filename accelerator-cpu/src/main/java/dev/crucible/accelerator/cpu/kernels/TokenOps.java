@@ -2,7 +2,6 @@ package dev.crucible.accelerator.cpu.kernels;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
@@ -133,8 +132,7 @@ final class TokenOps {
             VectorMask<Float> nan = MatVec.WIDENED.maskAll(false);
             int i = 0;
             for (; i + lanes <= width; i += lanes) {
-                FloatVector v = bf16 ? MatVec.widen(x, 2 * (base + i))
-                        : FloatVector.fromMemorySegment(MatVec.WIDENED, x, 4 * (base + i), ByteOrder.LITTLE_ENDIAN);
+                FloatVector v = MatVec.load(bf16, x, base + i);
                 nan = nan.or(v.test(VectorOperators.IS_NAN));
                 best = best.max(v);
             }
@@ -148,8 +146,7 @@ final class TokenOps {
             long index = -1;
             int j = 0;
             for (; j + lanes <= width && index < 0; j += lanes) {
-                FloatVector v = bf16 ? MatVec.widen(x, 2 * (base + j))
-                        : FloatVector.fromMemorySegment(MatVec.WIDENED, x, 4 * (base + j), ByteOrder.LITTLE_ENDIAN);
+                FloatVector v = MatVec.load(bf16, x, base + j);
                 VectorMask<Float> hit = anyNan ? v.test(VectorOperators.IS_NAN) : v.eq(max);
                 if (hit.anyTrue()) {
                     index = j + hit.firstTrue();

@@ -136,17 +136,25 @@ class VectorKernelsTest {
     @ParameterizedTest
     @EnumSource(Precision.class)
     void attentionOverACacheSliceWithGroupedHeadsAndPadding(Precision precision) {
-        Random random = new Random(4);
+        // {width, capacity, keys, row 1's padding, query magnitude}: an odd width (vector tails); a small model's
+        // narrow heads over many keys; sharp scores whose softmax weights underflow to zero.
+        for (int[] shape : new int[][] {{20, 9, 7, 2, 1}, {16, 70, 61, 13, 1}, {32, 40, 33, 5, 40}}) {
+            attentionMatches(precision, new Random(4), shape[0], shape[1], shape[2], shape[3], shape[4]);
+        }
+    }
+
+    private void attentionMatches(Precision precision, Random random, long width, long capacity, int keys, long pad,
+                                  float magnitude) {
         long batch = 2;
         long queryHeads = 6;
         long kvHeads = 2;
-        long capacity = 9;
-        long keys = 7;
-        long width = 20;
         for (long queries : new long[] {1, 3}) {
             try (TensorScope scope = reference.openScope()) {
-                Tensor projected = reference.cast(reference.constant(
-                        gaussian(random, (int) (batch * queries * queryHeads * width)), batch, queries, queryHeads, width),
+                float[] queryValues = gaussian(random, (int) (batch * queries * queryHeads * width));
+                for (int i = 0; i < queryValues.length; i++) {
+                    queryValues[i] *= magnitude;
+                }
+                Tensor projected = reference.cast(reference.constant(queryValues, batch, queries, queryHeads, width),
                         precision.dtype);
                 Tensor q = reference.transpose(projected, 1, 2);
                 Tensor cacheK = reference.cast(reference.constant(gaussian(random, (int) (batch * kvHeads * capacity * width)),
@@ -156,20 +164,25 @@ class VectorKernelsTest {
                 // The slots written so far: a strided view of the cache, as a decode step attends over.
                 Tensor k = reference.slice(cacheK, 2, 0, keys);
                 Tensor v = reference.slice(cacheV, 2, 0, keys);
-                // Causal over the last `queries` slots, row 1 left-padded by two slots.
-                Tensor keySlots = reference.constant(new long[] {0, 1, 2, 3, 4, 5, 6}, 1, 1, 1, keys);
+                // Causal over the last `queries` slots, row 1 left-padded.
+                long[] slots = new long[keys];
+                for (int s = 0; s < keys; s++) {
+                    slots[s] = s;
+                }
+                Tensor keySlots = reference.constant(slots, 1, 1, 1, keys);
                 long[] querySlots = new long[(int) queries];
                 for (int t = 0; t < queries; t++) {
                     querySlots[t] = keys - queries + t;
                 }
                 Tensor querySlot = reference.constant(querySlots, 1, 1, queries, 1);
-                Tensor padding = reference.constant(new long[] {0, 2}, batch, 1, 1, 1);
+                Tensor padding = reference.constant(new long[] {0, pad}, batch, 1, 1, 1);
                 Tensor allowed = reference.and(reference.compare(keySlots, querySlot, Comparison.LESS_OR_EQUAL),
                         reference.compare(keySlots, padding, Comparison.GREATER_OR_EQUAL));
                 double scale = 1 / Math.sqrt(width);
                 int before = counted.calls("attention");
                 assertClose(reference.attention(q, k, v, allowed, scale), fast.attention(q, k, v, allowed, scale),
-                        precision.tolerance, precision + " attention of " + queries + " queries");
+                        precision.tolerance, precision + " attention of " + queries + " queries, width " + width
+                                + ", " + keys + " keys");
                 assertEquals(before + 1, counted.calls("attention"), "the kernel ran");
             }
         }
