@@ -1,5 +1,7 @@
 package dev.crucible.torch;
 
+import dev.crucible.api.model.ModelConfig;
+
 import dev.crucible.api.backend.Ceilings;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.io.Checkpoint;
@@ -9,6 +11,7 @@ import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
+import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.MergedWeights;
 import dev.crucible.api.model.ShardRequest;
 import dev.crucible.api.train.TrainingMethod;
@@ -55,15 +58,32 @@ public abstract class TorchBackend implements HardwareBackend {
     @Override
     public DeviceModel shard(ShardRequest request) {
         TorchRuntime.load();
-        threads.ifPresent(TorchRuntime::setThreads);
-        return TorchModel.place(request, torchDevice(), hostKernels());
+        int workers = batchWorkers(request.config());
+        if (workers > 1) {
+            // Each batch on a thread of its own, every op inside it on that thread alone.
+            TorchRuntime.setThreads(1);
+        } else {
+            threads.ifPresent(TorchRuntime::setThreads);
+        }
+        return TorchModel.place(request, torchDevice(), hostKernels(workers > 1 ? 1 : threads.orElse(0)), workers);
+    }
+
+    /**
+     * How many batches of a request for this model run at once, each on a thread of its own with every op inside it
+     * single-threaded; 1, the default, runs batches one after another with the threads working inside each op.
+     */
+    protected int batchWorkers(ModelConfig config) {
+        return 1;
     }
 
     /**
      * Kernels of this backend's own that run in place of libtorch's where they take a shape (see
      * {@link HostKernels}); null, the default, for libtorch's alone. Called when a model is placed.
+     *
+     * @param threadsPerCall threads one kernel call may use (0: the backend's default); with batch workers it is 1
+     *                       and calls come from several threads at once
      */
-    protected HostKernels hostKernels() {
+    protected HostKernels hostKernels(int threadsPerCall) {
         return null;
     }
 

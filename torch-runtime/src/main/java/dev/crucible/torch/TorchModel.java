@@ -40,12 +40,12 @@ public final class TorchModel implements DeviceModel {
     private final Map<String, LoraLinear> linears = new LinkedHashMap<>();
     private boolean closed;
 
-    private TorchModel(ModelConfig config, DType dtype, TorchOps ops, TransformerWeights weights) {
+    private TorchModel(ModelConfig config, DType dtype, TorchOps ops, TransformerWeights weights, int batchWorkers) {
         this.config = config;
         this.dtype = dtype;
         this.ops = ops;
         this.transformer = new Transformer(config, weights);
-        this.runner = new ModelRunner(ops, transformer, false);
+        this.runner = new ModelRunner(ops, transformer, false, batchWorkers);
         for (LoraLinear linear : weights.linears()) {
             linears.put(linear.module(), linear);
         }
@@ -61,6 +61,14 @@ public final class TorchModel implements DeviceModel {
      * kernels alone.
      */
     public static TorchModel place(ShardRequest request, String device, HostKernels kernels) {
+        return place(request, device, kernels, 1);
+    }
+
+    /**
+     * The same, with up to {@code batchWorkers} batches of a request running at once, each on its own thread (see
+     * {@link ModelRunner}); the kernels must then take calls from that many threads.
+     */
+    public static TorchModel place(ShardRequest request, String device, HostKernels kernels, int batchWorkers) {
         TorchOps ops = new TorchOps(device, true, kernels);
         Checkpoint checkpoint = request.checkpoint();
         DType dtype = request.dtype();
@@ -89,7 +97,8 @@ public final class TorchModel implements DeviceModel {
             }
         };
         try (TensorScope scope = ops.openScope()) {
-            return new TorchModel(request.config(), dtype, ops, TransformerWeights.bind(request.config(), source));
+            return new TorchModel(request.config(), dtype, ops, TransformerWeights.bind(request.config(), source),
+                    batchWorkers);
         } catch (RuntimeException | Error e) {
             placed.forEach(ops::release);
             ops.close();

@@ -65,4 +65,27 @@ class CpuBackendTest {
         assertEquals(DType.F32, new CpuBackend(none).chooseDtype(DType.BF16));
         assertEquals("4 cores", new CpuBackend(none).detect().reason());
     }
+
+    @Test
+    void aSmallModelRunsBatchesSideBySideAndALargeOneSplitsEachOp() throws Exception {
+        CpuBackend cpu = new CpuBackend(features("avx2"));
+        cpu.setupEnvironment(new SetupRequest(DeviceRequest.parse("cpu"), cpu.detect(), OptionalInt.of(2)));
+        // The demo model's shape: 0.85 M parameters.
+        assertEquals(2, cpu.batchWorkers(config("small", 128, 4, 352, 356)));
+        // Qwen2.5-0.5B's shape: 494 M parameters.
+        assertEquals(1, cpu.batchWorkers(config("large", 896, 24, 4864, 151936)));
+        assertTrue(CpuBackend.approximateParameters(config("large", 896, 24, 4864, 151936)) > 400_000_000L);
+    }
+
+    private dev.crucible.api.model.ModelConfig config(String name, int hidden, int layers, int intermediate, int vocab)
+            throws Exception {
+        Path dir = Files.createDirectories(temp.resolve(name));
+        Files.writeString(dir.resolve("config.json"), """
+                {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": %d,
+                 "num_hidden_layers": %d, "num_attention_heads": 8, "num_key_value_heads": 8,
+                 "intermediate_size": %d, "vocab_size": %d, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+                 "max_position_embeddings": 2048, "tie_word_embeddings": true, "torch_dtype": "float32"}
+                """.formatted(hidden, layers, intermediate, vocab));
+        return dev.crucible.api.model.ModelConfig.read(dir);
+    }
 }

@@ -10,6 +10,11 @@ import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Function;
 import java.util.stream.IntStream;
 import java.util.stream.LongStream;
 
@@ -22,7 +27,9 @@ import java.util.stream.LongStream;
  * the argmax ids; logits stay on the device except the first step's, which callers need. Every step runs in its
  * own {@link TensorScope}, so memory is flat however long the generation.
  *
- * <p>Not thread-safe.
+ * <p>A backend may let several batches run at once ({@code batchWorkers}): for a small model on a CPU, where one
+ * batch's ops are too small to split across cores, whole batches on separate cores are what scales. The ops and
+ * kernels must then take calls from several threads. Not otherwise thread-safe: one request at a time.
  */
 public final class ModelRunner implements AutoCloseable {
 
@@ -30,6 +37,8 @@ public final class ModelRunner implements AutoCloseable {
     private final Transformer transformer;
     private final RotaryEmbedding rotary;
     private final boolean staticShapes;
+    private final int batchWorkers;
+    private ExecutorService workers;
     private Tensor cosTable;
     private Tensor sinTable;
     private int tableLength;
@@ -39,10 +48,19 @@ public final class ModelRunner implements AutoCloseable {
      *                     over the slots written so far (less work for an eager backend)
      */
     public ModelRunner(TensorOps ops, Transformer transformer, boolean staticShapes) {
+        this(ops, transformer, staticShapes, 1);
+    }
+
+    /** @param batchWorkers batches that may run at once, each on its own thread (1: one after another, here) */
+    public ModelRunner(TensorOps ops, Transformer transformer, boolean staticShapes, int batchWorkers) {
+        if (batchWorkers < 1) {
+            throw new IllegalArgumentException("batchWorkers must be at least 1, got " + batchWorkers);
+        }
         this.ops = ops;
         this.transformer = transformer;
         this.rotary = new RotaryEmbedding(transformer.config());
         this.staticShapes = staticShapes;
+        this.batchWorkers = batchWorkers;
     }
 
     public Transformer transformer() {
@@ -52,29 +70,83 @@ public final class ModelRunner implements AutoCloseable {
     /** Runs each prompt once; residuals, final norm and logits at its last token. */
     public ForwardResult forward(ForwardRequest request, int batchSize) {
         List<int[]> prompts = request.prompts();
-        Activations[] results = new Activations[prompts.size()];
-        for (int[] chunk : chunksByLength(prompts, batchSize)) {
-            List<int[]> batch = Arrays.stream(chunk).mapToObj(prompts::get).toList();
-            List<Activations> activations = forwardBatch(batch);
-            for (int i = 0; i < chunk.length; i++) {
-                results[chunk[i]] = activations.get(i);
-            }
-        }
-        return new ForwardResult(Arrays.asList(results));
+        List<int[]> chunks = chunksByLength(prompts, batchSize);
+        ensureTables(longest(prompts));
+        List<List<Activations>> perChunk = eachChunk(chunks, true,
+                chunk -> forwardBatch(Arrays.stream(chunk).mapToObj(prompts::get).toList()));
+        return new ForwardResult(inRequestOrder(prompts.size(), chunks, perChunk));
     }
 
     /** Greedy continuation of every prompt. */
     public DecodeResult decode(DecodeRequest request, int batchSize) {
         List<int[]> prompts = request.prompts();
-        Generation[] results = new Generation[prompts.size()];
-        for (int[] chunk : chunksByLength(prompts, batchSize)) {
-            List<int[]> batch = Arrays.stream(chunk).mapToObj(prompts::get).toList();
-            List<Generation> generations = decodeBatch(batch, chunk, request);
-            for (int i = 0; i < chunk.length; i++) {
-                results[chunk[i]] = generations.get(i);
+        List<int[]> chunks = chunksByLength(prompts, batchSize);
+        ensureTables(longest(prompts) + request.maxNewTokens());
+        // A listener sees the steps in order, so streamed requests run one batch at a time.
+        List<List<Generation>> perChunk = eachChunk(chunks, request.listener() == TokenListener.NONE,
+                chunk -> decodeBatch(Arrays.stream(chunk).mapToObj(prompts::get).toList(), chunk, request));
+        return new DecodeResult(inRequestOrder(prompts.size(), chunks, perChunk));
+    }
+
+    /**
+     * {@code body} for every chunk: on the calling thread, or on {@link #batchWorkers} threads at once when there are
+     * several chunks and {@code concurrent} allows. Each chunk's arithmetic is the same either way (its own tensors,
+     * KV cache and scopes; the weights and rotary tables are only read), so results do not depend on the workers.
+     */
+    private <T> List<List<T>> eachChunk(List<int[]> chunks, boolean concurrent, Function<int[], List<T>> body) {
+        if (batchWorkers == 1 || chunks.size() == 1 || !concurrent) {
+            return chunks.stream().map(body).toList();
+        }
+        List<Future<List<T>>> futures = new ArrayList<>();
+        ExecutorService pool = workers();
+        for (int[] chunk : chunks) {
+            futures.add(pool.submit(() -> body.apply(chunk)));
+        }
+        List<List<T>> results = new ArrayList<>();
+        RuntimeException failure = null;
+        for (Future<List<T>> future : futures) {
+            try {
+                results.add(future.get());
+            } catch (ExecutionException e) {
+                if (failure == null) {
+                    failure = e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+                }
+                if (e.getCause() instanceof Error error) {
+                    throw error;
+                }
+            } catch (InterruptedException e) {
+                futures.forEach(f -> f.cancel(true));
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while batches ran", e);
             }
         }
-        return new DecodeResult(Arrays.asList(results));
+        if (failure != null) {
+            throw failure;
+        }
+        return results;
+    }
+
+    private synchronized ExecutorService workers() {
+        if (workers == null) {
+            workers = Executors.newFixedThreadPool(batchWorkers, task -> Thread.ofPlatform().daemon()
+                    .name("crucible-batch-worker").unstarted(task));
+        }
+        return workers;
+    }
+
+    private static <T> List<T> inRequestOrder(int size, List<int[]> chunks, List<List<T>> perChunk) {
+        List<T> results = new ArrayList<>(java.util.Collections.nCopies(size, null));
+        for (int c = 0; c < chunks.size(); c++) {
+            int[] chunk = chunks.get(c);
+            for (int i = 0; i < chunk.length; i++) {
+                results.set(chunk[i], perChunk.get(c).get(i));
+            }
+        }
+        return results;
+    }
+
+    private static int longest(List<int[]> prompts) {
+        return prompts.stream().mapToInt(p -> p.length).max().orElse(0);
     }
 
     private List<Activations> forwardBatch(List<int[]> prompts) {
@@ -298,6 +370,9 @@ public final class ModelRunner implements AutoCloseable {
 
     @Override
     public void close() {
+        if (workers != null) {
+            workers.shutdownNow();
+        }
         releaseTables();
     }
 }

@@ -14,7 +14,7 @@ public final class DeviceOptions {
     String device;
 
     @Option(names = "--threads", paramLabel = "N",
-            description = "Compute threads on the CPU (default: $CRUCIBLE_THREADS, else one per core; one for models under 20 M parameters).")
+            description = "Compute threads on the CPU (default: $CRUCIBLE_THREADS, else one per core; a model under 20 M parameters runs batches side by side, one thread each).")
     Integer threads;
 
     /** Loads {@code model} on the chosen device, for inference, in {@code dtype} ("auto" = the backend's policy). */

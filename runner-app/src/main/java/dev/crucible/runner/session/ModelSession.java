@@ -13,7 +13,6 @@ import dev.crucible.api.model.Generation;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ShardRequest;
 import dev.crucible.runner.Host;
-import dev.crucible.runner.bench.ModelCost;
 import dev.crucible.runner.backends.ProbedBackend;
 import dev.crucible.runner.text.ModelTokenizer;
 import java.nio.file.Path;
@@ -29,9 +28,6 @@ import java.util.Set;
  * environment set-up, dtype policy and loading happen in one place and in the right order.
  */
 public final class ModelSession implements AutoCloseable {
-    /** Below this many parameters a model runs on one compute thread unless told otherwise (see defaultThreads). */
-    static final long SMALL_MODEL_PARAMETERS = 20_000_000;
-
     private final Path modelDir;
     private final ModelConfig config;
     private final Checkpoint checkpoint;
@@ -52,19 +48,9 @@ public final class ModelSession implements AutoCloseable {
     }
 
     /**
-     * One thread for a small model, else the backend's choice. A tiny model's ops are too small to split: on the
-     * 850 k-parameter demo model an abliteration trial took 8.6 s with two threads and 5.7 s with one (measured on
-     * this project's 2-core machines), the difference being thread hand-offs around every op.
-     */
-    static OptionalInt defaultThreads(ModelConfig config) {
-        return ModelCost.of(config, DType.F32).parameters() < SMALL_MODEL_PARAMETERS ? OptionalInt.of(1)
-                : OptionalInt.empty();
-    }
-
-    /**
      * Resolves the backend (exit 2 when the device is unavailable), reads the model's config, sets up the backend's
      * environment, then loads the model. Order matters: the environment is chosen before any native runtime is
-     * touched (resolving and reading the config are plain Java), and the thread default depends on the model's size.
+     * touched (resolving and reading the config are plain Java).
      *
      * @param dtypeName {@code auto} (the backend's policy for the checkpoint's dtype), float32, bfloat16, float16
      */
@@ -73,15 +59,14 @@ public final class ModelSession implements AutoCloseable {
         HardwareBackend backend = chosen.backend();
         Path dir = resolveModel(host, modelSpec);
         ModelConfig config = ModelConfig.read(dir);
-        OptionalInt computeThreads = threads.isPresent() ? threads : defaultThreads(config);
-        backend.setupEnvironment(new SetupRequest(device, chosen.probe(), computeThreads));
+        backend.setupEnvironment(new SetupRequest(device, chosen.probe(), threads));
         ModelTokenizer tokenizer = ModelTokenizer.load(dir);
         Checkpoint checkpoint = null;
         try {
             checkpoint = Checkpoint.open(dir);
             DType dtype = dtypeName.equalsIgnoreCase("auto") ? backend.chooseDtype(config.dtype()) : parseDtype(dtypeName);
             DeviceModel model = backend.shard(new ShardRequest(config, checkpoint, dtype));
-            return new ModelSession(dir, config, checkpoint, tokenizer, backend, model, computeThreads);
+            return new ModelSession(dir, config, checkpoint, tokenizer, backend, model, threads);
         } catch (RuntimeException e) {
             tokenizer.close();
             if (checkpoint != null) {
@@ -133,7 +118,7 @@ public final class ModelSession implements AutoCloseable {
         return modelDir;
     }
 
-    /** The compute threads the session set up: the caller's, one for a small model, or empty (the backend's). */
+    /** The compute threads the caller asked for, or empty (the backend's choice). */
     public OptionalInt threads() {
         return threads;
     }

@@ -32,12 +32,17 @@ public final class VectorKernels implements HostKernels {
 
     private final WorkerPool pool;
     /**
-     * Inputs widened to float32 for the products: native memory, reused (one caller at a time). Accessed through a
-     * global-scope view: a shared arena's segment checks the arena is alive on every load, which costs bandwidth in
-     * the inner loop. {@link #scratchOwner} keeps the memory alive; the garbage collector frees it with these kernels.
+     * Inputs widened to float32 for the products: native memory, reused, one per calling thread (a backend may run
+     * several batches at once, each on its own thread). Accessed through a global-scope view: a shared arena's
+     * segment checks the arena is alive on every load, which costs bandwidth in the inner loop. The owner keeps the
+     * memory alive; the garbage collector frees it with the thread's holder.
      */
-    private MemorySegment scratchOwner = MemorySegment.NULL;
-    private MemorySegment scratch = MemorySegment.NULL;
+    private static final class Widened {
+        MemorySegment owner = MemorySegment.NULL;
+        MemorySegment view = MemorySegment.NULL;
+    }
+
+    private final ThreadLocal<Widened> widened = ThreadLocal.withInitial(Widened::new);
 
     public VectorKernels(int threads) {
         this.pool = new WorkerPool(threads);
@@ -175,10 +180,12 @@ public final class VectorKernels implements HostKernels {
 
     private MemorySegment widenInput(MemorySegment source, int count, boolean bf16) {
         long bytes = 4L * count;
-        if (scratch.byteSize() < bytes) {
-            scratchOwner = Arena.ofAuto().allocate(Math.max(bytes, 64 << 10), 64);
-            scratch = MemorySegment.ofAddress(scratchOwner.address()).reinterpret(scratchOwner.byteSize());
+        Widened buffer = widened.get();
+        if (buffer.view.byteSize() < bytes) {
+            buffer.owner = Arena.ofAuto().allocate(Math.max(bytes, 64 << 10), 64);
+            buffer.view = MemorySegment.ofAddress(buffer.owner.address()).reinterpret(buffer.owner.byteSize());
         }
+        MemorySegment scratch = buffer.view;
         if (bf16) {
             for (int i = 0; i < count; i++) {
                 scratch.setAtIndex(ValueLayout.JAVA_FLOAT, i,
