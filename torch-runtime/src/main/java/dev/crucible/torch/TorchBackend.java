@@ -65,7 +65,8 @@ public abstract class TorchBackend implements HardwareBackend {
         } else {
             threads.ifPresent(TorchRuntime::setThreads);
         }
-        return TorchModel.place(request, torchDevice(), hostKernels(workers > 1 ? 1 : threads.orElse(0)), workers);
+        return TorchModel.place(request, torchDevice(), hostKernels(workers > 1 ? 1 : threads.orElse(0), request.dtype()),
+                workers);
     }
 
     /**
@@ -82,8 +83,9 @@ public abstract class TorchBackend implements HardwareBackend {
      *
      * @param threadsPerCall threads one kernel call may use (0: the backend's default); with batch workers it is 1
      *                       and calls come from several threads at once
+     * @param dtype          the dtype the model computes in (kernels may prepare for it)
      */
-    protected HostKernels hostKernels(int threadsPerCall) {
+    protected HostKernels hostKernels(int threadsPerCall, DType dtype) {
         return null;
     }
 

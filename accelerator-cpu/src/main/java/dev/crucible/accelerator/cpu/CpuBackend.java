@@ -133,7 +133,7 @@ public class CpuBackend extends TorchBackend {
     }
 
     @Override
-    protected synchronized HostKernels hostKernels(int threadsPerCall) {
+    protected synchronized HostKernels hostKernels(int threadsPerCall, DType dtype) {
         if (kernelChoice.equals("libtorch") || !vectorApiLoaded()) {
             return null;
         }
@@ -142,7 +142,7 @@ public class CpuBackend extends TorchBackend {
             if (kernels != null) {
                 kernels.close();
             }
-            kernels = new VectorKernels(wanted);
+            kernels = new VectorKernels(wanted, List.of(dtype));
         }
         return kernels;
     }

@@ -71,8 +71,11 @@ public final class Abliterator {
         progress.accept("residuals of " + prompts.harmfulTrain().texts().size() + " harmful and "
                 + prompts.harmlessTrain().texts().size() + " harmless training prompts");
         long start = System.nanoTime();
-        List<Activations> bad = forward(encode(prompts.harmfulTrain()));
-        List<Activations> good = forward(encode(prompts.harmlessTrain()));
+        List<int[]> badIds = encode(prompts.harmfulTrain());
+        List<int[]> goodIds = encode(prompts.harmlessTrain());
+        PassProgress pass = new PassProgress("residuals", badIds.size() + goodIds.size(), progress, System::nanoTime);
+        List<Activations> bad = forward(badIds, pass);
+        List<Activations> good = forward(goodIds, pass);
         directions = RefusalDirections.compute(bad, good, options.winsorizationQuantile(), options.orthogonalize());
         timings.add("directions", System.nanoTime() - start);
         for (LinearModule module : session.model().linearModules()) {
@@ -184,7 +187,17 @@ public final class Abliterator {
         return ids;
     }
 
-    private List<Activations> forward(List<int[]> ids) {
-        return session.backend().forward(session.model(), new ForwardRequest(ids, options.batchSize())).prompts();
+    /**
+     * The residual pass in slices of {@link PassProgress#SLICE} prompts, so a long one (minutes on a 0.5 B model)
+     * reports how far it got.
+     */
+    private List<Activations> forward(List<int[]> ids, PassProgress pass) {
+        List<Activations> out = new ArrayList<>(ids.size());
+        for (int from = 0; from < ids.size(); from += PassProgress.SLICE) {
+            List<int[]> slice = ids.subList(from, Math.min(ids.size(), from + PassProgress.SLICE));
+            out.addAll(session.backend().forward(session.model(), new ForwardRequest(slice, options.batchSize())).prompts());
+            pass.done(slice.size());
+        }
+        return out;
     }
 }

@@ -5,6 +5,7 @@ import dev.crucible.torch.HostKernels;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.List;
 
 /**
  * The CPU backend's own kernels, written with the JDK Vector API ({@code jdk.incubator.vector}, which the JVM must
@@ -44,9 +45,21 @@ public final class VectorKernels implements HostKernels {
 
     private final ThreadLocal<Widened> widened = ThreadLocal.withInitial(Widened::new);
 
+    /** Kernels for both float32 and bfloat16 tensors, warmed up for both. */
     public VectorKernels(int threads) {
+        this(threads, List.of(DType.F32, DType.BF16));
+    }
+
+    /**
+     * Kernels warmed up for the dtypes a model computes in. Warming up only those matters: the JIT compiles a kernel
+     * for the branches it has seen taken, and a float32 decode whose attention had also seen bfloat16 tensors during
+     * the warm-up ran 1.4x slower than one that had not (both kernels work for either dtype regardless).
+     */
+    public VectorKernels(int threads, List<DType> warmFor) {
         this.pool = new WorkerPool(threads);
-        Thread.ofPlatform().daemon().name("crucible-cpu-kernel-warm-up").start(WarmUp::run);
+        List<Boolean> bf16 = warmFor.stream().filter(d -> d == DType.F32 || d == DType.BF16).map(d -> d == DType.BF16)
+                .distinct().toList();
+        Thread.ofPlatform().daemon().name("crucible-cpu-kernel-warm-up").start(() -> WarmUp.run(bf16));
     }
 
     public int threads() {

@@ -2,6 +2,7 @@ package dev.crucible.accelerator.cpu.kernels;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 /**
  * Runs every kernel on small synthetic inputs until the JIT has compiled it. Vector API code is fast only once
@@ -21,7 +22,8 @@ final class WarmUp {
         return MemorySegment.ofAddress(segment.address()).reinterpret(segment.byteSize());
     }
 
-    static void run() {
+    /** @param dtypes whether to warm the bfloat16 path ({@code true}), the float32 one ({@code false}) or both */
+    static void run(List<Boolean> dtypes) {
         synchronized (WarmUp.class) {
             if (started) {
                 return;
@@ -45,7 +47,7 @@ final class WarmUp {
             long[] strides = {heads * width, width, heads * width};
             long[] cacheStrides = {heads * keys * width, keys * width, width};
             for (int round = 0; round < ROUNDS; round++) {
-                for (boolean bf16 : new boolean[] {true, false}) {
+                for (boolean bf16 : dtypes) {
                     MatVec.rows(bf16, matrix, input, null, y, 1 + round % 4, width, rows, 0, rows);
                     TokenOps.rmsNorm(bf16, x, matrix, y, 1, width, 1e-6);
                     TokenOps.gatedSilu(bf16, x, matrix, y, width);
