@@ -38,6 +38,8 @@ import java.util.OptionalInt;
 public abstract class TorchBackend implements HardwareBackend {
 
     private volatile OptionalInt threads = OptionalInt.empty();
+    /** Threads inside each op of the placed model: {@link #threads}, or 1 when its batches run side by side. */
+    private volatile OptionalInt opThreads = OptionalInt.empty();
 
     /** The libtorch device models are placed on: {@code cpu}, {@code cuda:1}, {@code mps}. */
     protected abstract String torchDevice();
@@ -59,14 +61,15 @@ public abstract class TorchBackend implements HardwareBackend {
     public DeviceModel shard(ShardRequest request) {
         TorchRuntime.load();
         int workers = batchWorkers(request.config());
-        if (workers > 1) {
-            // Each batch on a thread of its own, every op inside it on that thread alone.
-            TorchRuntime.setThreads(1);
-        } else {
-            threads.ifPresent(TorchRuntime::setThreads);
-        }
-        return TorchModel.place(request, torchDevice(), hostKernels(workers > 1 ? 1 : threads.orElse(0), request.dtype()),
-                workers);
+        // With batch workers each batch runs on a thread of its own, every op inside it on that thread alone.
+        opThreads = workers > 1 ? OptionalInt.of(1) : threads;
+        applyThreads();
+        return TorchModel.place(request, torchDevice(), hostKernels(opThreads.orElse(0), request.dtype()), workers);
+    }
+
+    /** libtorch's intra-op threads as the placed model uses them (ceilings and reports then match its ops). */
+    private void applyThreads() {
+        (opThreads.isPresent() ? opThreads : threads).ifPresent(TorchRuntime::setThreads);
     }
 
     /**
@@ -104,7 +107,7 @@ public abstract class TorchBackend implements HardwareBackend {
     @Override
     public Ceilings measureCeilings(DType dtype, Duration budget) {
         TorchRuntime.load();
-        threads.ifPresent(TorchRuntime::setThreads);
+        applyThreads();
         try (TorchOps ops = new TorchOps(torchDevice(), true)) {
             return new CeilingProbe(ops.device(), ceilingMatrixSize(), ceilingStreamBytes()).measure(dtype, budget);
         }
@@ -113,7 +116,7 @@ public abstract class TorchBackend implements HardwareBackend {
     @Override
     public java.util.Map<String, String> runtimeDetails() {
         TorchRuntime.load();
-        threads.ifPresent(TorchRuntime::setThreads);
+        applyThreads();
         java.util.Map<String, String> details = new java.util.LinkedHashMap<>();
         details.put("device", torchDevice());
         details.putAll(TorchRuntime.describe());

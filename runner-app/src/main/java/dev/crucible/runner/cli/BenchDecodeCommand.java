@@ -91,8 +91,7 @@ public final class BenchDecodeCommand implements Callable<Integer> {
             int[] source = session.tokenizer().encodeWithoutSpecialTokens(PROMPT_SOURCE);
             DecodeBenchReport report = new DecodeBenchmark(session.backend(), session.model(),
                     line -> err.println("bench: " + line)).run(settings, source, session.tokenizer().padId());
-            OptionalInt threads = session.threads();
-            int threadCount = threads.isPresent() ? threads.getAsInt() : Runtime.getRuntime().availableProcessors();
+            int threadCount = threadsPerOp(session);
             Map<String, Object> result = report.toJson(modelOptions.model, threadCount, notes());
             if (json) {
                 out.println(Json.write(result));
@@ -101,6 +100,20 @@ public final class BenchDecodeCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /**
+     * The threads each op of the benchmark ran on, as the runtime reports them (a small model on the CPU runs batches
+     * side by side with one thread each, so a one-row benchmark uses one thread whatever {@code --threads} says).
+     */
+    private static int threadsPerOp(ModelSession session) {
+        String reported = session.backend().runtimeDetails().getOrDefault("threads", "");
+        java.util.regex.Matcher intraOp = java.util.regex.Pattern.compile("^(\\d+) intra-op").matcher(reported);
+        if (intraOp.find()) {
+            return Integer.parseInt(intraOp.group(1));
+        }
+        OptionalInt asked = session.threads();
+        return asked.isPresent() ? asked.getAsInt() : Runtime.getRuntime().availableProcessors();
     }
 
     private void printTable(PrintWriter out, DecodeBenchReport report, Map<String, Object> result) {

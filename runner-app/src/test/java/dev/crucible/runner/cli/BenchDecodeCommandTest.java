@@ -35,6 +35,16 @@ class BenchDecodeCommandTest {
     }
 
     @Test
+    void aSmallModelsOpsRunOnOneThreadWhateverTheThreadCountAndTheReportSaysSo() throws Exception {
+        Path model = tinyModel(temp, "bench-small");
+        RunnerCli r = RunnerCli.run("bench", "decode", "--model", model.toString(), "--device", "cpu", "--threads", "2",
+                "--prompt-len", "8", "--new-tokens", "3", "--rounds", "1", "--ceiling-seconds", "0.1", "--json");
+        assertEquals(0, r.exit(), r.err());
+        // Two threads go to batches side by side; a one-row benchmark has one batch, its ops on one thread.
+        assertEquals(1, Json.mapper().readTree(r.out()).get("threads").asInt());
+    }
+
+    @Test
     void jsonHasTheCeilingsSpeedsRatiosAndMemory() throws Exception {
         Path model = tinyModel(temp, "bench-tiny");
         RunnerCli r = RunnerCli.run(ONE_THREAD, "bench", "decode", "--model", model.toString(), "--device", "cpu",
