@@ -69,7 +69,7 @@ public final class AblationAdapter {
         for (double x : u) {
             uu += x * x;
         }
-        float[] delta = new float[out * in];
+        float[] delta = deltaBuffer(out * in);
         for (int i = 0; i < out; i++) {
             double n = safe(rowNorm[i]);
             int row = i * in;
@@ -88,6 +88,22 @@ public final class AblationAdapter {
             }
         }
         return RandomizedSvd.lowRank(delta, out, in, rank, 2 * rank + 4, POWER_ITERATIONS, new SplittableRandom(seed));
+    }
+
+    /**
+     * Δ's storage, one per thread, grown to the largest weight and reused: every trial computes Δ for every edited
+     * weight (48 of them, ~490 MB, on a 0.5 B model), and fresh arrays that large go straight to the old generation,
+     * so the heap grew trial after trial until a full collection.
+     */
+    private static final ThreadLocal<float[]> DELTA = ThreadLocal.withInitial(() -> new float[0]);
+
+    private static float[] deltaBuffer(int size) {
+        float[] buffer = DELTA.get();
+        if (buffer.length < size) {
+            buffer = new float[size];
+            DELTA.set(buffer);
+        }
+        return buffer;
     }
 
     private static double safe(float norm) {

@@ -160,6 +160,10 @@ class AblationMathTest {
             err += (exact[i] - approx[i]) * (exact[i] - approx[i]);
         }
         assertTrue(err <= tail * 1.05 + 1e-9, "rank-3 error " + err + " vs optimal " + tail);
+        // Seeded, and independent of what was computed before (Δ's storage is reused from weight to weight).
+        float[] larger = randomMatrix(40, 30, 10);
+        AblationAdapter.compute(RowNormalization.FULL, larger, AblationAdapter.rowNorms(larger, 40, 30), 40, 30,
+                unit(40, 11), 0.7, 5);
         AblationAdapter.Factors again = AblationAdapter.compute(RowNormalization.FULL, w, norms, out, in, v, 1.2, 42);
         assertArrayEquals(f.a(), again.a());
         assertArrayEquals(f.b(), again.b());
