@@ -1,7 +1,5 @@
 package dev.crucible.torch;
 
-import dev.crucible.api.model.ModelConfig;
-
 import dev.crucible.api.backend.Ceilings;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.io.Checkpoint;
