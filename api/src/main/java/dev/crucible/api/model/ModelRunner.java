@@ -71,7 +71,7 @@ public final class ModelRunner implements AutoCloseable {
     public ForwardResult forward(ForwardRequest request, int batchSize) {
         List<int[]> prompts = request.prompts();
         List<int[]> chunks = chunksByLength(prompts, batchSize);
-        ensureTables(longest(prompts));
+        prepareFor(longest(prompts));
         List<List<Activations>> perChunk = eachChunk(chunks, true,
                 chunk -> forwardBatch(Arrays.stream(chunk).mapToObj(prompts::get).toList()));
         return new ForwardResult(inRequestOrder(prompts.size(), chunks, perChunk));
@@ -81,7 +81,7 @@ public final class ModelRunner implements AutoCloseable {
     public DecodeResult decode(DecodeRequest request, int batchSize) {
         List<int[]> prompts = request.prompts();
         List<int[]> chunks = chunksByLength(prompts, batchSize);
-        ensureTables(longest(prompts) + request.maxNewTokens());
+        prepareFor(prompts.isEmpty() ? 0 : capacity(longest(prompts), request.maxNewTokens()));
         // A listener sees the steps in order, so streamed requests run one batch at a time.
         List<List<Generation>> perChunk = eachChunk(chunks, request.listener() == TokenListener.NONE,
                 chunk -> decodeBatch(Arrays.stream(chunk).mapToObj(prompts::get).toList(), chunk, request));
@@ -145,6 +145,20 @@ public final class ModelRunner implements AutoCloseable {
         return results;
     }
 
+    /**
+     * Checks and prepares, once per request and before any batch runs, what the longest batch needs: the batches
+     * then only read the rotary tables, so batches on worker threads never grow them under each other.
+     */
+    private void prepareFor(int positions) {
+        checkLength(positions);
+        ensureTables(positions);
+    }
+
+    /** Slots a decode batch's cache needs: the last generated token is never fed back, so it needs none. */
+    private static int capacity(int promptLength, int maxNewTokens) {
+        return promptLength + maxNewTokens - 1;
+    }
+
     private static int longest(List<int[]> prompts) {
         return prompts.stream().mapToInt(p -> p.length).max().orElse(0);
     }
@@ -152,8 +166,6 @@ public final class ModelRunner implements AutoCloseable {
     private List<Activations> forwardBatch(List<int[]> prompts) {
         ModelConfig config = transformer.config();
         PaddedBatch batch = PaddedBatch.leftPad(prompts, DecodeRequest.defaultPadToken(config));
-        checkLength(batch.length());
-        ensureTables(batch.length());
         int rows = batch.rows();
         int hidden = config.hiddenSize();
         int boundaries = config.numLayers() + 1;
@@ -204,10 +216,7 @@ public final class ModelRunner implements AutoCloseable {
         int rows = batch.rows();
         int promptLength = batch.length();
         int maxNew = request.maxNewTokens();
-        // The last generated token is never fed back, so it needs no slot.
-        int capacity = promptLength + maxNew - 1;
-        checkLength(capacity);
-        ensureTables(capacity);
+        int capacity = capacity(promptLength, maxNew);
         Set<Long> stops = new HashSet<>();
         request.stopTokens().forEach(token -> stops.add(token.longValue()));
 
