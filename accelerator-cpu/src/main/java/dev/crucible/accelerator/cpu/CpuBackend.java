@@ -6,6 +6,7 @@ import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.model.DType;
 import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.model.ModelCost;
 import dev.crucible.accelerator.cpu.kernels.VectorKernels;
 import dev.crucible.torch.HostKernels;
 import dev.crucible.torch.TorchBackend;
@@ -121,15 +122,7 @@ public class CpuBackend extends TorchBackend {
      */
     @Override
     protected int batchWorkers(ModelConfig config) {
-        return approximateParameters(config) < SMALL_MODEL_PARAMETERS ? threads : 1;
-    }
-
-    /** Projections and embedding, biases and norms left out: enough to tell a tiny model from a real one. */
-    static long approximateParameters(ModelConfig config) {
-        long hidden = config.hiddenSize();
-        long attention = 2L * hidden * (config.numHeads() + config.numKvHeads()) * config.headDim();
-        long mlp = 3L * hidden * config.intermediateSize();
-        return (attention + mlp) * config.numLayers() + (long) config.vocabSize() * hidden;
+        return ModelCost.of(config, DType.F32).parameters() < SMALL_MODEL_PARAMETERS ? threads : 1;
     }
 
     @Override

@@ -74,7 +74,8 @@ class CpuBackendTest {
         assertEquals(2, cpu.batchWorkers(config("small", 128, 4, 352, 356)));
         // Qwen2.5-0.5B's shape: 494 M parameters.
         assertEquals(1, cpu.batchWorkers(config("large", 896, 24, 4864, 151936)));
-        assertTrue(CpuBackend.approximateParameters(config("large", 896, 24, 4864, 151936)) > 400_000_000L);
+        assertTrue(dev.crucible.api.model.ModelCost.of(config("large", 896, 24, 4864, 151936), DType.F32).parameters()
+                > 400_000_000L);
     }
 
     private dev.crucible.api.model.ModelConfig config(String name, int hidden, int layers, int intermediate, int vocab)

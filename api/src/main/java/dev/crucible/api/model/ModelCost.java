@@ -1,7 +1,5 @@
-package dev.crucible.runner.bench;
+package dev.crucible.api.model;
 
-import dev.crucible.api.model.DType;
-import dev.crucible.api.model.ModelConfig;
 
 /**
  * What one forward step of a decoder costs, counted from its config: bytes of weights that must stream from memory

@@ -1,9 +1,7 @@
-package dev.crucible.runner.bench;
+package dev.crucible.api.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.crucible.api.model.DType;
-import dev.crucible.api.model.ModelConfig;
 import org.junit.jupiter.api.Test;
 
 class ModelCostTest {

@@ -1,6 +1,7 @@
 package dev.crucible.runner.bench;
 
 import dev.crucible.api.model.DType;
+import dev.crucible.api.model.ModelCost;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -4,6 +4,7 @@ import dev.crucible.api.backend.Ceilings;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DeviceModel;
+import dev.crucible.api.model.ModelCost;
 import dev.crucible.api.model.TokenListener;
 import java.time.Duration;
 import java.util.ArrayList;
