@@ -62,10 +62,41 @@ public final class ModelLocator {
      *                            refuses it (gated, private, missing)
      */
     public Path resolve(String spec) {
+        return locate(spec).folder();
+    }
+
+    /**
+     * A model folder and where it came from: a local folder, or a Hub model through the cache.
+     *
+     * @param hubModel the Hub id and revision when the folder is a cache snapshot, empty for a local folder
+     */
+    public record Located(Path folder, Optional<ModelSpec> hubModel) {
+        public Located {
+            Objects.requireNonNull(folder, "folder is null");
+            Objects.requireNonNull(hubModel, "hubModel is null");
+        }
+
+        /**
+         * How files written for this model name it ({@code base_model_name_or_path} of a PEFT adapter): the Hub id
+         * for a Hub model, else the folder's absolute path, since a relative path means a Hub id to transformers and
+         * PEFT, which would then go to the network (and would break as soon as the working directory changes).
+         */
+        public String reference() {
+            return hubModel.map(ModelSpec::repoId).orElseGet(() -> folder.toAbsolutePath().normalize().toString());
+        }
+
+        /** The Hub revision the user asked for, when it is not the default branch (PEFT's {@code revision}). */
+        public Optional<String> revision() {
+            return hubModel.map(ModelSpec::revision).filter(r -> !r.equals(ModelSpec.DEFAULT_REVISION));
+        }
+    }
+
+    /** {@link #resolve} that also says whether the folder is local or a Hub model's snapshot. */
+    public Located locate(String spec) {
         Objects.requireNonNull(spec, "spec is null");
         Path local = localPath(spec);
         if (Files.isDirectory(local)) {
-            return local;
+            return new Located(local, Optional.empty());
         }
         if (looksLikePath(spec)) {
             throw new UserInputException("model folder " + local + " does not exist");
@@ -73,14 +104,14 @@ public final class ModelLocator {
         ModelSpec model = ModelSpec.parse(spec);
         Optional<Path> cached = cache.find(model);
         if (cached.isPresent() && (environment.offline() || isComplete(cached.get()))) {
-            return cached.get();
+            return new Located(cached.get(), Optional.of(model));
         }
         if (environment.offline()) {
             throw new UserInputException("model " + model + " is not in the Hugging Face cache ("
                     + cache.repoFolder(model.repoId()) + " has no snapshot for it) and HF_HUB_OFFLINE is set;"
                     + " unset HF_HUB_OFFLINE to download it, or pass a local folder");
         }
-        return new HubDownloader(environment, cache, progress).download(model);
+        return new Located(new HubDownloader(environment, cache, progress).download(model), Optional.of(model));
     }
 
     private Path localPath(String spec) {

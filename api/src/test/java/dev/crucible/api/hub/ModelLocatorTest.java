@@ -105,6 +105,25 @@ class ModelLocatorTest {
     }
 
     @Test
+    void locateSaysWhereTheFolderCameFromAndHowToNameIt() throws IOException {
+        Path cache = tmp.resolve("cache");
+        Path snapshot = cachedModel(cache, "org/tiny", "v1.0", V1);
+        ModelLocator locator = locator(Map.of("HF_HUB_CACHE", cache.toString(), "HF_HUB_OFFLINE", "1"));
+        ModelLocator.Located hub = locator.locate("org/tiny@v1.0");
+        assertEquals(snapshot, hub.folder());
+        assertEquals("org/tiny", hub.reference());
+        assertEquals(Optional.of("v1.0"), hub.revision());
+        Path folder = Files.createDirectories(tmp.resolve("my-model"));
+        ModelLocator.Located local = locator.locate(folder.toString());
+        assertEquals(Optional.empty(), local.hubModel());
+        assertEquals(folder.toAbsolutePath().normalize().toString(), local.reference());
+        assertEquals(Optional.empty(), local.revision());
+        Path relative = Path.of("").toAbsolutePath().relativize(folder.toAbsolutePath());
+        assertEquals(folder.toAbsolutePath().normalize().toString(), locator.locate(relative.toString()).reference(),
+                "a relative path would be taken for a Hub id by transformers and PEFT");
+    }
+
+    @Test
     void cacheLocationFollowsHuggingfaceHub() {
         Path home = Path.of("/home/u");
         assertEquals(Path.of("/c"), HubEnvironment.from(

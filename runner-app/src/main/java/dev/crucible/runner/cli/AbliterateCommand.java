@@ -432,7 +432,7 @@ public final class AbliterateCommand implements Callable<Integer> {
         Reproduction reproduction = new Reproduction(settings, chosen, objectives, baselines, session, adapter ? "adapter" : "merged");
         if (adapter) {
             int rank = adapters.values().stream().mapToInt(f -> (int) f.a().shape()[0]).max().orElse(1);
-            PeftAdapterWriter.write(dir, force, adapters, new PeftAdapterWriter.Config(session.modelDir().toString(), rank, rank, 0,
+            PeftAdapterWriter.write(dir, force, adapters, new PeftAdapterWriter.Config(session.location(), rank, rank, 0,
                     List.copyOf(adapters.keySet())), reproduction::writeInto);
         } else {
             session.model().zeroAdapters();

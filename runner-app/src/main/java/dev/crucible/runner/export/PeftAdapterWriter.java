@@ -2,6 +2,7 @@ package dev.crucible.runner.export;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.crucible.api.hub.ModelLocator;
 import dev.crucible.api.io.SafetensorsWriter;
 import dev.crucible.api.io.StagedFolder;
 import dev.crucible.api.io.WritableTensor;
@@ -24,8 +25,12 @@ import java.util.function.Consumer;
 public final class PeftAdapterWriter {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
-    /** What adapter_config.json says besides the modules. */
-    public record Config(String baseModel, int rank, double alpha, double dropout, List<String> targetModules) { }
+    /**
+     * What adapter_config.json says besides the modules.
+     *
+     * @param baseModel written as {@code base_model_name_or_path} and {@code revision} ({@link ModelLocator.Located#reference})
+     */
+    public record Config(ModelLocator.Located baseModel, int rank, double alpha, double dropout, List<String> targetModules) { }
 
     private PeftAdapterWriter() {
     }
@@ -55,8 +60,8 @@ public final class PeftAdapterWriter {
         Map<String, Object> c = new LinkedHashMap<>();
         c.put("peft_type", "LORA");
         c.put("task_type", "CAUSAL_LM");
-        c.put("base_model_name_or_path", config.baseModel());
-        c.put("revision", null);
+        c.put("base_model_name_or_path", config.baseModel().reference());
+        c.put("revision", config.baseModel().revision().orElse(null));
         c.put("r", config.rank());
         c.put("lora_alpha", config.alpha());
         c.put("lora_dropout", config.dropout());

@@ -6,6 +6,7 @@ import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceInfo;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.backend.SetupRequest;
+import dev.crucible.api.hub.ModelLocator;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.model.DType;
 import dev.crucible.api.model.ModelConfig;
@@ -93,7 +94,8 @@ public final class FinetuneRun {
         int deviceIndex = settings.device().index().orElse(0);
         String deviceName = backend.id() + ":" + deviceIndex;
 
-        Path modelDir = ModelSession.resolveModel(host, settings.model());
+        ModelLocator.Located base = ModelSession.locateModel(host, settings.model());
+        Path modelDir = base.folder();
         ModelConfig config = ModelConfig.read(modelDir);
         try (ModelTokenizer tokenizer = ModelTokenizer.load(modelDir);
              Checkpoint checkpoint = Checkpoint.open(modelDir)) {
@@ -159,7 +161,7 @@ public final class FinetuneRun {
                 }
                 double seconds = (System.nanoTime() - started) / 1e9;
                 Map<String, Object> meta = meta(deviceName, chosen, choice, baseDtype, targets, data, plan, schedule,
-                        session, history, outcome, seconds, modelDir);
+                        session, history, outcome, seconds, base);
                 if (!outcome.stopped() && settings.evalData().isPresent()) {
                     meta.put("eval", evaluate(session, encoder, format, tokenizer, config));
                 }
@@ -168,7 +170,7 @@ public final class FinetuneRun {
                 boolean replace = settings.force() || settings.resume();
                 if (method.trainsAdapters()) {
                     FinetuneOutput.writeAdapter(outDir, replace, session.adapters(),
-                            new PeftAdapterWriter.Config(modelDir.toString(), settings.rank(), settings.alpha(),
+                            new PeftAdapterWriter.Config(base, settings.rank(), settings.alpha(),
                                     settings.dropout(), targets.peftTargets()), modelDir, meta, state);
                 } else {
                     FinetuneOutput.writeModel(outDir, replace, checkpoint, session.weights(), modelDir, meta, state);
@@ -233,9 +235,11 @@ public final class FinetuneRun {
                                      TargetModules.Resolved targets, ExampleEncoder.Result data, TrainingPlan plan,
                                      LearningRateSchedule schedule, TrainingSession session,
                                      List<Map<String, Object>> history, FinetuneLoop.Outcome outcome, double seconds,
-                                     Path modelDir) {
+                                     ModelLocator.Located base) {
         Map<String, Object> meta = new LinkedHashMap<>();
-        meta.put("base_model", modelDir.toString());
+        meta.put("base_model", base.reference());
+        base.revision().ifPresent(revision -> meta.put("base_model_revision", revision));
+        meta.put("base_model_folder", base.folder().toAbsolutePath().normalize().toString());
         meta.put("device", deviceName);
         meta.put("device_description", chosen.probe().reason());
         meta.put("method", choice.method().userName());

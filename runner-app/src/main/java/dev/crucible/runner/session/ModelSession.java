@@ -28,7 +28,7 @@ import java.util.Set;
  * environment set-up, dtype policy and loading happen in one place and in the right order.
  */
 public final class ModelSession implements AutoCloseable {
-    private final Path modelDir;
+    private final ModelLocator.Located location;
     private final ModelConfig config;
     private final Checkpoint checkpoint;
     private final ModelTokenizer tokenizer;
@@ -36,9 +36,9 @@ public final class ModelSession implements AutoCloseable {
     private final DeviceModel model;
     private final OptionalInt threads;
 
-    private ModelSession(Path modelDir, ModelConfig config, Checkpoint checkpoint, ModelTokenizer tokenizer,
+    private ModelSession(ModelLocator.Located location, ModelConfig config, Checkpoint checkpoint, ModelTokenizer tokenizer,
                          HardwareBackend backend, DeviceModel model, OptionalInt threads) {
-        this.modelDir = modelDir;
+        this.location = location;
         this.config = config;
         this.checkpoint = checkpoint;
         this.tokenizer = tokenizer;
@@ -57,7 +57,8 @@ public final class ModelSession implements AutoCloseable {
     public static ModelSession open(Host host, DeviceRequest device, OptionalInt threads, String modelSpec, String dtypeName) {
         ProbedBackend chosen = host.resolve(device);
         HardwareBackend backend = chosen.backend();
-        Path dir = resolveModel(host, modelSpec);
+        ModelLocator.Located location = locateModel(host, modelSpec);
+        Path dir = location.folder();
         ModelConfig config = ModelConfig.read(dir);
         backend.setupEnvironment(new SetupRequest(device, chosen.probe(), threads));
         ModelTokenizer tokenizer = ModelTokenizer.load(dir);
@@ -66,7 +67,7 @@ public final class ModelSession implements AutoCloseable {
             checkpoint = Checkpoint.open(dir);
             DType dtype = dtypeName.equalsIgnoreCase("auto") ? backend.chooseDtype(config.dtype()) : parseDtype(dtypeName);
             DeviceModel model = backend.shard(new ShardRequest(config, checkpoint, dtype));
-            return new ModelSession(dir, config, checkpoint, tokenizer, backend, model, threads);
+            return new ModelSession(location, config, checkpoint, tokenizer, backend, model, threads);
         } catch (RuntimeException e) {
             tokenizer.close();
             if (checkpoint != null) {
@@ -78,9 +79,14 @@ public final class ModelSession implements AutoCloseable {
 
     /** A local folder as it is; otherwise {@code org/name[@revision]} through the Hugging Face cache (and hub). */
     public static Path resolveModel(Host host, String spec) {
+        return locateModel(host, spec).folder();
+    }
+
+    /** {@link #resolveModel} that also keeps whether the folder is local or a Hub model's snapshot. */
+    public static ModelLocator.Located locateModel(Host host, String spec) {
         ModelLocator locator = ModelLocator.of(host.environment().env(), Path.of(System.getProperty("user.home")),
                 (file, done, total) -> { });
-        return locator.resolve(spec);
+        return locator.locate(spec);
     }
 
     public static DType parseDtype(String text) {
@@ -115,7 +121,12 @@ public final class ModelSession implements AutoCloseable {
     }
 
     public Path modelDir() {
-        return modelDir;
+        return location.folder();
+    }
+
+    /** Where the model came from, for files that name their base model (adapters). */
+    public ModelLocator.Located location() {
+        return location;
     }
 
     /** The compute threads the caller asked for, or empty (the backend's choice). */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.crucible.api.hub.HubCache;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.SafetensorsFile;
 import dev.crucible.api.io.TensorInfo;
@@ -109,7 +110,7 @@ class FinetuneCommandTest {
         assertEquals(8.0, config.get("lora_alpha").asDouble());
         assertEquals(0.0, config.get("lora_dropout").asDouble());
         assertEquals(List.of("q_proj", "v_proj"), strings(config.get("target_modules")));
-        assertEquals(bf16Model.toString(), config.get("base_model_name_or_path").asText());
+        assertEquals(bf16Model.toAbsolutePath().toString(), config.get("base_model_name_or_path").asText());
         assertEquals("none", config.get("bias").asText());
         assertFalse(config.get("fan_in_fan_out").asBoolean());
         assertFalse(config.get("use_rslora").asBoolean());
@@ -131,6 +132,54 @@ class FinetuneCommandTest {
             assertEquals(Cli.sha256(bf16Model.resolve(file)), Cli.sha256(out.resolve(file)), file + " copied");
         }
         assertFalse(Files.exists(out.resolve("model.safetensors")), "base weights are not copied");
+    }
+
+    @Test
+    void aRelativeModelPathIsWrittenAbsoluteSoPeftDoesNotTakeItForAHubId() {
+        Path relative = Path.of("").toAbsolutePath().relativize(f32Model.toAbsolutePath());
+        assertFalse(relative.isAbsolute());
+        Path out = temp.resolve("relative");
+        Cli run = Cli.run(withModel(finetune(f32Model, out, "--method", "lora", "--rank", "2", "--epochs", "1"),
+                relative.toString()));
+        assertEquals(0, run.exit(), run.all());
+        String written = Cli.json(out.resolve("adapter_config.json")).get("base_model_name_or_path").asText();
+        assertEquals(f32Model.toAbsolutePath().normalize().toString(), written);
+        assertTrue(Cli.json(out.resolve("adapter_config.json")).get("revision").isNull());
+        assertEquals(written, Cli.json(out.resolve("finetune_meta.json")).get("base_model").asText());
+    }
+
+    @Test
+    void aModelFromTheHubCacheIsNamedByItsHubIdAndRevision() throws Exception {
+        Path cache = temp.resolve("hub");
+        HubCache layout = new HubCache(cache);
+        String commit = "3".repeat(40);
+        try (var files = Files.list(f32Model)) {
+            for (Path file : files.toList()) {
+                Path blob = Files.createDirectories(layout.repoFolder("org/tiny").resolve("blobs"))
+                        .resolve(file.getFileName() + ".blob");
+                Files.copy(file, blob);
+                layout.link("org/tiny", commit, file.getFileName().toString(), blob);
+            }
+        }
+        layout.writeRef("org/tiny", "v1", commit);
+        Path out = temp.resolve("from-hub");
+        Cli run = Cli.run(Map.of("HF_HUB_CACHE", cache.toString(), "HF_HUB_OFFLINE", "1"),
+                withModel(finetune(f32Model, out, "--method", "lora", "--rank", "2", "--epochs", "1"), "org/tiny@v1"));
+        assertEquals(0, run.exit(), run.all());
+        JsonNode config = Cli.json(out.resolve("adapter_config.json"));
+        assertEquals("org/tiny", config.get("base_model_name_or_path").asText());
+        assertEquals("v1", config.get("revision").asText());
+        JsonNode meta = Cli.json(out.resolve("finetune_meta.json"));
+        assertEquals("org/tiny", meta.get("base_model").asText());
+        assertEquals("v1", meta.get("base_model_revision").asText());
+        assertEquals(layout.snapshot("org/tiny", commit).toAbsolutePath().normalize().toString(),
+                meta.get("base_model_folder").asText());
+    }
+
+    private static String[] withModel(String[] args, String model) {
+        String[] copy = args.clone();
+        copy[java.util.Arrays.asList(copy).indexOf("--model") + 1] = model;
+        return copy;
     }
 
     @Test
