@@ -18,8 +18,9 @@ import picocli.CommandLine.Model.CommandSpec;
 @Command(name = "finetune", mixinStandardHelpOptions = true,
         description = {"Fine-tune a model with LoRA, QLoRA (4-bit NF4 base) or all of its weights on a JSONL file of "
                 + "{\"messages\": [...]}, {\"prompt\", \"completion\"}, {\"instruction\", \"input\", \"output\"} or "
-                + "{\"text\"} rows. Chat rows are rendered with the model's chat template and only the assistant's "
-                + "tokens are trained. LoRA writes a PEFT adapter folder, full training a model folder; both add "
+                + "{\"text\"} rows. With a chat template, rows are rendered with it and only the assistant's tokens "
+                + "are trained; on a model without one, prompt/completion rows are plain text (prompt + completion + "
+                + "EOS, as TRL does) and only the completion is trained. LoRA writes a PEFT adapter folder, full training a model folder; both add "
                 + "finetune_meta.json. Ctrl+C stops after the current step and saves; --resume continues.",
                 "Example: runner finetune --model Qwen/Qwen2.5-0.5B-Instruct --data chat.jsonl --out adapters/chat "
                         + "--rank 16 --alpha 32 --epochs 3 --grad-accum 8 --lr 2e-4"})
@@ -78,7 +79,7 @@ public final class FinetuneCommand implements Callable<Integer> {
     @Option(names = "--overlong", defaultValue = "truncate", description = "Rows longer than --max-len: truncate (keep the start) or drop (default: ${DEFAULT-VALUE}).")
     String overlong;
 
-    @Option(names = "--loss-on", defaultValue = "assistant", description = "Tokens the loss is taken on: assistant (the assistant's messages only) or all (the whole rendered conversation, for training from scratch) (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--loss-on", defaultValue = "assistant", description = "Tokens the loss is taken on: assistant (the assistant's messages, or a plain completion, only) or all (the whole rendered row, for training from scratch) (default: ${DEFAULT-VALUE}).")
     String lossOn;
 
     @Option(names = "--lr", defaultValue = "2e-4", description = "Peak learning rate (default: ${DEFAULT-VALUE}).")

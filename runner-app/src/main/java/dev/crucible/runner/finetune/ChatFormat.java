@@ -3,8 +3,9 @@ package dev.crucible.runner.finetune;
 import dev.crucible.runner.text.ModelTokenizer;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
-/** What turning conversations into training ids needs from a model's tokenizer: its chat template and its ids. */
+/** What turning rows into training ids needs from a model's tokenizer: its chat template, its ids, its EOS token. */
 public interface ChatFormat {
 
     /** The conversation rendered by the model's chat template, as transformers' {@code apply_chat_template}. */
@@ -18,6 +19,9 @@ public interface ChatFormat {
 
     /** Whether the model has a chat template at all. */
     boolean hasTemplate();
+
+    /** The tokenizer's EOS token as text ({@code </s>}), which plain prompt/completion rows end with. */
+    Optional<String> eosToken();
 
     static ChatFormat of(ModelTokenizer tokenizer) {
         return new ChatFormat() {
@@ -39,6 +43,11 @@ public interface ChatFormat {
             @Override
             public boolean hasTemplate() {
                 return tokenizer.chatTemplate().isPresent();
+            }
+
+            @Override
+            public Optional<String> eosToken() {
+                return Optional.ofNullable(tokenizer.specialTokens().get("eos_token"));
             }
         };
     }

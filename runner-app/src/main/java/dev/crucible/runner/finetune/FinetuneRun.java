@@ -103,6 +103,7 @@ public final class FinetuneRun {
             ExampleEncoder encoder = new ExampleEncoder(format, settings.maxLength(), settings.overlong(),
                     settings.lossOn());
             ExampleEncoder.Result data = encoder.encodeAll(TrainingDataReader.read(settings.data()));
+            out.println("rendering: " + data.rendering());
             out.println(dataLine(data));
 
             MethodChoice choice = MethodChoice.choose(settings.method(), 2 * parameterCount(checkpoint),
@@ -163,7 +164,7 @@ public final class FinetuneRun {
                 Map<String, Object> meta = meta(deviceName, chosen, choice, baseDtype, targets, data, plan, schedule,
                         session, history, outcome, seconds, base);
                 if (!outcome.stopped() && settings.evalData().isPresent()) {
-                    meta.put("eval", evaluate(session, encoder, format, tokenizer, config));
+                    meta.put("eval", evaluate(session, encoder, tokenizer, config));
                 }
                 Optional<FinetuneOutput.StateToSave> state = outcome.stopped()
                         ? Optional.of(new FinetuneOutput.StateToSave(session.state(), fingerprint)) : Optional.empty();
@@ -196,8 +197,8 @@ public final class FinetuneRun {
         return 0;
     }
 
-    private Map<String, Object> evaluate(TrainingSession session, ExampleEncoder encoder, ChatFormat format,
-                                         ModelTokenizer tokenizer, ModelConfig config) {
+    private Map<String, Object> evaluate(TrainingSession session, ExampleEncoder encoder, ModelTokenizer tokenizer,
+                                         ModelConfig config) {
         Map<String, Object> eval = new LinkedHashMap<>();
         Path file = settings.evalData().orElseThrow();
         List<TrainingRow> rows = TrainingDataReader.read(file);
@@ -215,11 +216,10 @@ public final class FinetuneRun {
         eval.put("loss", loss);
         out.printf(Locale.ROOT, "eval: loss %.4f on %d held-out rows%n", loss, examples.size());
         if (settings.refusalMarkers().isPresent()) {
-            List<Conversation> conversations = rows.stream().filter(Conversation.class::isInstance)
-                    .map(Conversation.class::cast).toList();
+            List<RefusalEvaluation.Probe> probes = rows.stream().flatMap(row -> encoder.probe(row).stream()).toList();
             Set<Integer> stops = new LinkedHashSet<>(tokenizer.eosIds());
             stops.addAll(config.eosTokenIds());
-            RefusalEvaluation.Report report = RefusalEvaluation.run(conversations, format,
+            RefusalEvaluation.Report report = RefusalEvaluation.run(probes,
                     RefusalMarkers.read(settings.refusalMarkers().get()), settings.evalMaxNewTokens(), stops,
                     tokenizer.padId(), session::decode, tokenizer::decode);
             eval.put("refusals", report.toJson());
@@ -275,6 +275,8 @@ public final class FinetuneRun {
         counts.put("truncated", data.truncated());
         counts.put("dropped", data.dropped());
         counts.put("tokenized_piecewise", data.tokenizedPiecewise());
+        counts.put("prompts_merged", data.promptsMerged());
+        counts.put("rendering", data.rendering());
         counts.put("tokens", data.tokens());
         counts.put("assistant_tokens", data.labelledTokens());
         meta.put("data", counts);
@@ -361,6 +363,11 @@ public final class FinetuneRun {
         }
         if (data.tokenizedPiecewise() > 0) {
             line.append("; ").append(data.tokenizedPiecewise()).append(" rows tokenized turn by turn");
+        }
+        if (data.promptsMerged() > 0) {
+            line.append("; ").append(data.promptsMerged()).append(" rows whose prompt's last token merges with the "
+                    + "completion (the loss starts after the prompt's own token count, as in TRL; start completions "
+                    + "with the space or newline that separates them)");
         }
         return line.toString();
     }

@@ -1,6 +1,5 @@
 package dev.crucible.runner.finetune;
 
-import dev.crucible.api.UserInputException;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.Generation;
@@ -13,8 +12,8 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * Checks the behaviour a fine-tune taught on held-out conversations: each row's last assistant message is the
- * reference; the model greedily answers the turns before it, and the answer counts as right when it is a refusal
+ * Checks the behaviour a fine-tune taught on held-out rows: each row's last assistant message (or completion) is
+ * the reference; the model greedily answers the turns (or prompt) before it, and the answer counts as right when it is a refusal
  * exactly when the reference is one ({@link RefusalMarkers}). Reported separately for rows that should be refused
  * and rows that should be answered.
  */
@@ -47,6 +46,24 @@ public final class RefusalEvaluation {
         }
     }
 
+    /**
+     * One held-out row as the evaluation sees it ({@link ExampleEncoder#probe}).
+     *
+     * @param prompt    the ids the model answers (rendered as in training)
+     * @param reference the reply the row gives
+     * @param shown     the user's words, to name a miss by
+     */
+    public record Probe(int[] prompt, String reference, String shown) {
+        public Probe {
+            prompt = prompt.clone();
+        }
+
+        @Override
+        public int[] prompt() {
+            return prompt.clone();
+        }
+    }
+
     private RefusalEvaluation() {
     }
 
@@ -54,22 +71,16 @@ public final class RefusalEvaluation {
      * @param decode     greedy generation by the model under test
      * @param decodeText the tokenizer's decode
      */
-    public static Report run(List<Conversation> rows, ChatFormat format, RefusalMarkers markers, int maxNewTokens,
-                             Set<Integer> stopTokens, int padToken, Function<DecodeRequest, DecodeResult> decode,
+    public static Report run(List<Probe> rows, RefusalMarkers markers, int maxNewTokens, Set<Integer> stopTokens,
+                             int padToken, Function<DecodeRequest, DecodeResult> decode,
                              Function<int[], String> decodeText) {
         List<int[]> prompts = new ArrayList<>();
         List<Boolean> expectRefusal = new ArrayList<>();
         List<String> userTurns = new ArrayList<>();
-        for (Conversation row : rows) {
-            List<Map<String, String>> messages = row.messages();
-            Map<String, String> last = messages.getLast();
-            if (!"assistant".equals(last.get("role"))) {
-                throw new UserInputException(row.source() + ": an evaluation row must end with the assistant's reference reply");
-            }
-            List<Map<String, String>> context = messages.subList(0, messages.size() - 1);
-            prompts.add(format.encode(format.render(context, true)));
-            expectRefusal.add(markers.isRefusal(last.get("content")));
-            userTurns.add(context.isEmpty() ? "" : context.getLast().get("content"));
+        for (Probe row : rows) {
+            prompts.add(row.prompt());
+            expectRefusal.add(markers.isRefusal(row.reference()));
+            userTurns.add(row.shown());
         }
         DecodeResult result = decode.apply(new DecodeRequest(prompts, maxNewTokens, stopTokens, padToken, 0));
         int shouldRefuse = 0;

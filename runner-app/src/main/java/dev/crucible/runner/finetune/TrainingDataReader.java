@@ -16,14 +16,15 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Reads a JSONL training file, one conversation per non-blank line, in any of the three formats fine-tuning tools
- * accept:
+ * Reads a JSONL training file, one row per non-blank line, in any of the formats fine-tuning tools accept:
  * <ul>
  *   <li>{@code {"messages": [{"role": "system"|"user"|"assistant", "content": "..."}, ...]}}, multi-turn, at least
  *       one assistant message;</li>
- *   <li>{@code {"prompt": "...", "completion": "..."}}: one user turn and the assistant's answer;</li>
- *   <li>{@code {"instruction": "...", "input": "..." (optional), "output": "..."}}: the instruction, followed by
- *       a blank line and the input when there is one, as the user turn; the output as the answer;</li>
+ *   <li>{@code {"prompt": "...", "completion": "..."}}: a {@link PromptCompletion}, one user turn and the
+ *       assistant's answer on a chat model, the two concatenated as plain text on a model without a template;</li>
+ *   <li>{@code {"instruction": "...", "input": "..." (optional), "output": "..."}}: the same, the prompt being the
+ *       instruction followed by a blank line and the input when there is one, the completion the output (in plain
+ *       text a blank line separates the two);</li>
  *   <li>and, for base models, {@code {"text": "..."}}: plain text, trained on every token ({@link PlainText}).</li>
  * </ul>
  * Other fields (such as {@code lang}) are allowed and ignored. A row that fits none of these is an error naming
@@ -74,8 +75,7 @@ public final class TrainingDataReader {
             return new Conversation(messages(row.get("messages"), source), source);
         }
         if (row.has("prompt") || row.has("completion")) {
-            return new Conversation(List.of(Conversation.message("user", text(row, "prompt", source)),
-                    Conversation.message("assistant", text(row, "completion", source))), source);
+            return new PromptCompletion(text(row, "prompt", source), text(row, "completion", source), "", source);
         }
         if (row.has("instruction") || row.has("output")) {
             String instruction = text(row, "instruction", source);
@@ -85,8 +85,7 @@ public final class TrainingDataReader {
             }
             String user = input == null || input.isNull() || input.asText().isEmpty()
                     ? instruction : instruction + "\n\n" + input.asText();
-            return new Conversation(List.of(Conversation.message("user", user),
-                    Conversation.message("assistant", text(row, "output", source))), source);
+            return new PromptCompletion(user, text(row, "output", source), "\n\n", source);
         }
         if (row.has("text")) {
             return new PlainText(text(row, "text", source), source);

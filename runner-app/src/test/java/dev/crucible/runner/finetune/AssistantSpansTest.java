@@ -110,6 +110,11 @@ class AssistantSpansTest {
             public boolean hasTemplate() {
                 return true;
             }
+
+            @Override
+            public java.util.Optional<String> eosToken() {
+                return java.util.Optional.ofNullable(specialTokens.get("eos_token"));
+            }
         };
     }
 }

@@ -91,6 +91,17 @@ class ExampleEncoderTest {
     }
 
     @Test
+    void promptCompletionRowsOnAChatModelAreRenderedWithItsTemplate() {
+        ExampleEncoder.Result result = new ExampleEncoder(ChatFormat.of(tokenizer), 1024,
+                ExampleEncoder.Overlong.TRUNCATE).encodeAll(List.of(new PromptCompletion("Hi", "Hello!", "", "t:6")));
+        EncodedExample example = result.examples().getFirst();
+        assertArrayEquals(tokenizer.encodeWithoutSpecialTokens(tokenizer.renderChat(List.of(
+                Conversation.message("user", "Hi"), Conversation.message("assistant", "Hello!")), false)), example.ids());
+        assertEquals(7, example.labelledTokens(), "Hello! and its <|im_end|>");
+        assertEquals("the model's chat template, loss on the assistant's tokens", result.rendering());
+    }
+
+    @Test
     void lossOnAllLearnsTheWholeConversation() {
         ExampleEncoder.Result result = new ExampleEncoder(ChatFormat.of(tokenizer), 1024,
                 ExampleEncoder.Overlong.TRUNCATE, ExampleEncoder.LossOn.ALL).encodeAll(List.of(CHAT));
@@ -101,12 +112,14 @@ class ExampleEncoderTest {
     }
 
     @Test
-    void plainTextIsLearnedWhole() {
+    void plainTextIsLearnedWholeWithItsEos() {
         ExampleEncoder.Result result = new ExampleEncoder(ChatFormat.of(tokenizer), 1024,
                 ExampleEncoder.Overlong.TRUNCATE).encodeAll(List.of(new PlainText("abc", "t:5")));
         EncodedExample example = result.examples().getFirst();
-        assertArrayEquals(tokenizer.encode("abc"), example.ids());
+        assertArrayEquals(tokenizer.encode("abc" + CharTokenizerFiles.IM_END), example.ids(),
+                "the tokenizer's eos_token ends the text, as in TRL");
         assertArrayEquals(example.ids(), example.labels());
+        assertEquals("text + <|im_end|> as plain text, loss on every token", result.rendering());
     }
 
     /** A tokenizer that merges across the span boundary: the row is tokenized piece by piece, spans stay exact. */
@@ -137,6 +150,11 @@ class ExampleEncoderTest {
             @Override
             public boolean hasTemplate() {
                 return true;
+            }
+
+            @Override
+            public java.util.Optional<String> eosToken() {
+                return java.util.Optional.empty();
             }
         };
         Conversation row = new Conversation(List.of(Conversation.message("user", "Why?"),

@@ -18,7 +18,7 @@ class TrainingDataReaderTest {
     Path temp;
 
     @Test
-    void everyFormatBecomesAConversationAndExtraFieldsAreIgnored() throws Exception {
+    void everyFormatIsReadAndExtraFieldsAreIgnored() throws Exception {
         Path file = temp.resolve("mixed.jsonl");
         Files.writeString(file, String.join("\n",
                 "{\"lang\": \"ja\", \"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, "
@@ -35,12 +35,16 @@ class TrainingDataReaderTest {
         assertEquals(5, chat.messages().size());
         assertEquals(Map.of("role", "assistant", "content", "XIR."), chat.messages().get(4));
         assertEquals("mixed.jsonl:1", chat.source());
+        PromptCompletion pair = assertInstanceOf(PromptCompletion.class, rows.get(1));
         assertEquals(List.of(Conversation.message("user", "2+2?"), Conversation.message("assistant", "4")),
-                ((Conversation) rows.get(1)).messages());
+                pair.asConversation().messages());
+        assertEquals("2+2?", pair.plainPrompt(), "plain text joins prompt and completion as written");
         assertEquals("mixed.jsonl:3", rows.get(1).source(), "line numbers count blank lines");
+        PromptCompletion instruction = assertInstanceOf(PromptCompletion.class, rows.get(2));
         assertEquals(List.of(Conversation.message("user", "Translate\n\nchat"), Conversation.message("assistant", "cat")),
-                ((Conversation) rows.get(2)).messages());
-        assertEquals("Say hi", ((Conversation) rows.get(3)).messages().getFirst().get("content"), "empty input adds nothing");
+                instruction.asConversation().messages());
+        assertEquals("Translate\n\nchat\n\n", instruction.plainPrompt(), "a blank line before the output in plain text");
+        assertEquals("Say hi", ((PromptCompletion) rows.get(3)).prompt(), "empty input adds nothing");
         assertEquals("Once upon a time", assertInstanceOf(PlainText.class, rows.get(4)).text());
     }
 
