@@ -39,7 +39,8 @@ abstract class NativeHandle implements AutoCloseable {
         return handle;
     }
 
-    final synchronized boolean isClosed() {
+    /** Closed by its holder, by its parent, or (a buffer) consumed by a donation. */
+    public final synchronized boolean isClosed() {
         return closed;
     }
 

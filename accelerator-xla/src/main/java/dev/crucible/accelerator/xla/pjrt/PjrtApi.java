@@ -80,6 +80,11 @@ final class PjrtApi {
         if (table.equals(MemorySegment.NULL)) {
             throw new UserInputException("PJRT plugin " + library + " returned no API table from GetPjrtApi");
         }
+        return fromTable(library, table);
+    }
+
+    /** Reads a {@code PJRT_Api} table at {@code table} (tests hand it tables they laid out themselves). */
+    static PjrtApi fromTable(Path library, MemorySegment table) {
         return new PjrtApi(library, table.reinterpret(Slot.FIRST_SLOT_OFFSET));
     }
 

@@ -18,6 +18,7 @@ public final class PjrtException extends RuntimeException {
     public static final int NOT_FOUND = 5;
     public static final int RESOURCE_EXHAUSTED = 8;
     public static final int UNIMPLEMENTED = 12;
+    public static final int INTERNAL = 13;
 
     private final String function;
     private final int code;
