@@ -1,5 +1,7 @@
 package dev.crucible.accelerator.xla;
 
+import dev.crucible.accelerator.xla.pjrt.ClientOptions;
+import dev.crucible.accelerator.xla.pjrt.NamedValue;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.backend.Probe;
@@ -10,25 +12,29 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
  * TPUs, and any other PJRT device, through the PJRT C API (java.lang.foreign, no libtorch).
  *
- * <p>Detection finds a plugin library and TPU chips on the PCI bus without opening either. This version
- * detects and explains; the StableHLO lowering of the model definition arrives with the XLA compute issue, so
- * a found plugin is still reported as unavailable, which keeps {@code --device auto} on a backend that runs.
+ * <p>Detection finds a plugin library and TPU chips on the PCI bus without opening either (the bridge in
+ * {@code pjrt} loads a plugin only in set-up and lowering). The PJRT bridge and executor exist; the StableHLO
+ * lowering of the model definition arrives with the XLA compute issue, so a found plugin is still reported as
+ * unavailable for running models, which keeps {@code --device auto} on a backend that runs.
  */
 public class XlaBackend implements HardwareBackend {
     static final String ID = "xla";
 
     private final PjrtPluginLocator locator;
+    private final Map<String, String> env;
 
     public XlaBackend() {
-        this(PjrtPluginLocator.system());
+        this(PjrtPluginLocator.system(), System.getenv());
     }
 
-    XlaBackend(PjrtPluginLocator locator) {
+    XlaBackend(PjrtPluginLocator locator, Map<String, String> env) {
         this.locator = locator;
+        this.env = env;
     }
 
     @Override
@@ -62,8 +68,26 @@ public class XlaBackend implements HardwareBackend {
         details.put("plugin", plugin.get().library().toString());
         details.put("plugin_source", plugin.get().source());
         details.put("platform", isTpu(plugin.get(), chips) ? "tpu" : "other PJRT device");
+        clientOptions(details);
+        if (plugin.get().tpu() && chips.isEmpty()) {
+            // libtpu can compile for a TPU topology without a chip (runner lower), but nothing here can run.
+            return Probe.unavailable("libtpu found, no TPU chip: compile-only", details);
+        }
         return Probe.unavailable("PJRT plugin found (" + plugin.get().library() + "), but this version of the xla backend "
                 + "does not run models yet", details);
+    }
+
+    /** CRUCIBLE_PJRT_OPTIONS as the client will get them, or why they cannot be read (detection never throws). */
+    private void clientOptions(Map<String, String> details) {
+        try {
+            List<NamedValue> options = ClientOptions.fromEnvironment(env);
+            if (!options.isEmpty()) {
+                details.put("client_options", options.stream().map(o -> o.name() + "=" + o.valueText())
+                        .collect(Collectors.joining(";")));
+            }
+        } catch (UserInputException e) {
+            details.put("problem", e.getMessage());
+        }
     }
 
     private static boolean isTpu(PjrtPluginLocator.Plugin plugin, List<PjrtPluginLocator.TpuChip> chips) {

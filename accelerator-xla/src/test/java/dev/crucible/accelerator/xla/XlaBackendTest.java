@@ -25,7 +25,7 @@ class XlaBackendTest {
     }
 
     private Probe probe(Map<String, String> env, Path pci, List<Path> sites) {
-        return new XlaBackend(new PjrtPluginLocator(env, pci, sites)).detect();
+        return new XlaBackend(new PjrtPluginLocator(env, pci, sites), env).detect();
     }
 
     @Test
@@ -57,18 +57,43 @@ class XlaBackendTest {
         Path site = Files.createDirectories(temp.resolve("site-packages"));
         Path cuda = Files.createDirectories(site.resolve("jax_plugins/xla_cuda13")).resolve("xla_cuda_plugin.so");
         Files.writeString(cuda, "");
-        XlaBackend gpu = new XlaBackend(new PjrtPluginLocator(Map.of(), temp.resolve("no-pci"), List.of(site)));
+        XlaBackend gpu = new XlaBackend(new PjrtPluginLocator(Map.of(), temp.resolve("no-pci"), List.of(site)), Map.of());
         Probe gpuProbe = gpu.detect();
         assertEquals(cuda.toString(), gpuProbe.details().get("plugin"));
         assertFalse(gpu.answersTo("tpu", gpuProbe), "a CUDA PJRT plugin is not a TPU");
 
         Path libtpu = Files.createDirectories(site.resolve("libtpu")).resolve("libtpu.so");
         Files.writeString(libtpu, "");
-        XlaBackend tpu = new XlaBackend(new PjrtPluginLocator(Map.of(), temp.resolve("no-pci"), List.of(site)));
+        XlaBackend tpu = new XlaBackend(new PjrtPluginLocator(Map.of(), temp.resolve("no-pci"), List.of(site)), Map.of());
         Probe tpuProbe = tpu.detect();
         assertEquals(libtpu.toString(), tpuProbe.details().get("plugin"));
         assertTrue(tpu.answersTo("tpu", tpuProbe));
         // Compute is not built yet, so even a found plugin must not capture --device auto.
         assertFalse(tpuProbe.available());
+        assertEquals("libtpu found, no TPU chip: compile-only", tpuProbe.reason());
+        assertTrue(gpuProbe.reason().startsWith("PJRT plugin found (" + cuda + ")"), gpuProbe.reason());
+    }
+
+    @Test
+    void libtpuWithAChipIsNotCompileOnly() throws Exception {
+        Path site = Files.createDirectories(temp.resolve("site-packages"));
+        Path libtpu = Files.createDirectories(site.resolve("libtpu")).resolve("libtpu.so");
+        Files.writeString(libtpu, "");
+        Probe p = probe(Map.of(), pci("0x1ae0", "0x006f"), List.of(site));
+        assertEquals("PJRT plugin found (" + libtpu + "), but this version of the xla backend does not run models yet",
+                p.reason());
+        assertEquals("1 x TPU v6e", p.details().get("tpu_chips"));
+    }
+
+    @Test
+    void clientOptionsAreShownTypedAndAMalformedValueIsAProblemNotAThrow() throws Exception {
+        Path plugin = Files.writeString(temp.resolve("libtpu.so"), "");
+        Probe ok = probe(Map.of("TPU_LIBRARY_PATH", plugin.toString(),
+                "CRUCIBLE_PJRT_OPTIONS", "preallocate=false;memory_fraction=0.7"), temp.resolve("no-pci"), List.of());
+        assertEquals("preallocate=false;memory_fraction=0.7", ok.details().get("client_options"));
+        Probe bad = probe(Map.of("TPU_LIBRARY_PATH", plugin.toString(), "CRUCIBLE_PJRT_OPTIONS", "preallocate"),
+                temp.resolve("no-pci"), List.of());
+        assertEquals("libtpu found, no TPU chip: compile-only", bad.reason());
+        assertTrue(bad.details().get("problem").startsWith("CRUCIBLE_PJRT_OPTIONS: 'preallocate' is not name=value"));
     }
 }
