@@ -115,6 +115,36 @@ final class PjrtApi {
         return args;
     }
 
+    /** A query whose struct takes one object and answers a string as {@code field} and {@code field_size}. */
+    String queryString(Slot slot, String objectField, MemorySegment object, String field) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment args = call(arena, slot, a -> slot.args.set(a, objectField, object));
+            return string(slot.args.getAddress(args, field), slot.args.getLong(args, field + "_size"));
+        }
+    }
+
+    /** A query whose struct takes one object and answers a number (or bool) as {@code field}. */
+    long queryLong(Slot slot, String objectField, MemorySegment object, String field) {
+        try (Arena arena = Arena.ofConfined()) {
+            return slot.args.getLong(call(arena, slot, a -> slot.args.set(a, objectField, object)), field);
+        }
+    }
+
+    /** A query whose struct takes one object and answers a plugin-owned array of pointers and its length. */
+    MemorySegment[] queryPointers(Slot slot, String objectField, MemorySegment object, String arrayField, String countField) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment args = call(arena, slot, a -> slot.args.set(a, objectField, object));
+            return pointers(slot.args.getAddress(args, arrayField), slot.args.getLong(args, countField));
+        }
+    }
+
+    /** A destroy call: its struct takes the object to destroy. */
+    void destroy(Slot slot, String objectField, MemorySegment object) {
+        try (Arena arena = Arena.ofConfined()) {
+            call(arena, slot, a -> slot.args.set(a, objectField, object));
+        }
+    }
+
     /** Invokes the slot on a prepared struct and returns the raw {@code PJRT_Error*} (tests use it directly). */
     MemorySegment invoke(Slot slot, MemorySegment args) {
         MethodHandle function = functions.get(slot);

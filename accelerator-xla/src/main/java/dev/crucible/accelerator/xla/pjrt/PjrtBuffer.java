@@ -25,18 +25,18 @@ public final class PjrtBuffer extends NativeHandle {
     PjrtBuffer(PjrtApi api, PjrtClient client, MemorySegment handle) {
         super(handle, client);
         this.api = api;
+        this.dtype = ElementTypes.dtype(Math.toIntExact(api.queryLong(Slot.BUFFER_ELEMENT_TYPE, "buffer", handle, "type")));
         try (Arena arena = Arena.ofConfined()) {
-            Struct t = Slot.BUFFER_ELEMENT_TYPE.args;
-            this.dtype = ElementTypes.dtype(t.getInt(api.call(arena, Slot.BUFFER_ELEMENT_TYPE,
-                    a -> t.set(a, "buffer", handle)), "type"));
             Struct d = Slot.BUFFER_DIMENSIONS.args;
             MemorySegment dims = api.call(arena, Slot.BUFFER_DIMENSIONS, a -> d.set(a, "buffer", handle));
             long rank = d.getLong(dims, "num_dims");
             this.shape = rank == 0 ? new long[0]
                     : d.getAddress(dims, "dims").reinterpret(8 * rank).toArray(ValueLayout.JAVA_LONG);
-            Struct dev = Slot.BUFFER_DEVICE.args;
-            MemorySegment where = api.call(arena, Slot.BUFFER_DEVICE, a -> dev.set(a, "buffer", handle));
-            this.device = client.device(dev.getAddress(where, "device"));
+        }
+        Struct where = Slot.BUFFER_DEVICE.args;
+        try (Arena arena = Arena.ofConfined()) {
+            this.device = client.device(where.getAddress(api.call(arena, Slot.BUFFER_DEVICE, a -> where.set(a, "buffer", handle)),
+                    "device"));
         }
     }
 
@@ -53,19 +53,12 @@ public final class PjrtBuffer extends NativeHandle {
     }
 
     public long onDeviceSizeInBytes() {
-        try (Arena arena = Arena.ofConfined()) {
-            Struct s = Slot.BUFFER_ON_DEVICE_SIZE_IN_BYTES.args;
-            return s.getLong(api.call(arena, Slot.BUFFER_ON_DEVICE_SIZE_IN_BYTES, a -> s.set(a, "buffer", handle())),
-                    "on_device_size_in_bytes");
-        }
+        return api.queryLong(Slot.BUFFER_ON_DEVICE_SIZE_IN_BYTES, "buffer", handle(), "on_device_size_in_bytes");
     }
 
     /** Whether the plugin has deleted the device memory (a donated buffer is). */
     public boolean isDeleted() {
-        try (Arena arena = Arena.ofConfined()) {
-            Struct s = Slot.BUFFER_IS_DELETED.args;
-            return s.getBool(api.call(arena, Slot.BUFFER_IS_DELETED, a -> s.set(a, "buffer", handle())), "is_deleted");
-        }
+        return api.queryLong(Slot.BUFFER_IS_DELETED, "buffer", handle(), "is_deleted") != 0;
     }
 
     /**
@@ -114,8 +107,6 @@ public final class PjrtBuffer extends NativeHandle {
 
     @Override
     void destroy(MemorySegment handle) {
-        try (Arena arena = Arena.ofConfined()) {
-            api.call(arena, Slot.BUFFER_DESTROY, a -> Slot.BUFFER_DESTROY.args.set(a, "buffer", handle));
-        }
+        api.destroy(Slot.BUFFER_DESTROY, "buffer", handle);
     }
 }

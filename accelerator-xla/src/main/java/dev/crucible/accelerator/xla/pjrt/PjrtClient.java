@@ -24,16 +24,12 @@ public final class PjrtClient extends NativeHandle {
     PjrtClient(PjrtApi api, MemorySegment handle) {
         super(handle, null);
         this.api = api;
-        try (Arena arena = Arena.ofConfined()) {
-            Struct all = Slot.CLIENT_DEVICES.args;
-            MemorySegment found = api.call(arena, Slot.CLIENT_DEVICES, a -> all.set(a, "client", handle));
-            for (MemorySegment device : PjrtApi.pointers(all.getAddress(found, "devices"), all.getLong(found, "num_devices"))) {
+        try {
+            for (MemorySegment device : api.queryPointers(Slot.CLIENT_DEVICES, "client", handle, "devices", "num_devices")) {
                 devices.put(device.address(), new PjrtDevice(api, this, device));
             }
-            Struct mine = Slot.CLIENT_ADDRESSABLE_DEVICES.args;
-            MemorySegment local = api.call(arena, Slot.CLIENT_ADDRESSABLE_DEVICES, a -> mine.set(a, "client", handle));
-            for (MemorySegment device : PjrtApi.pointers(mine.getAddress(local, "addressable_devices"),
-                    mine.getLong(local, "num_addressable_devices"))) {
+            for (MemorySegment device : api.queryPointers(Slot.CLIENT_ADDRESSABLE_DEVICES, "client", handle,
+                    "addressable_devices", "num_addressable_devices")) {
                 addressable.add(device(device));
             }
         } catch (RuntimeException e) {
@@ -44,19 +40,11 @@ public final class PjrtClient extends NativeHandle {
 
     /** e.g. {@code tpu}, {@code cuda}. */
     public String platformName() {
-        try (Arena arena = Arena.ofConfined()) {
-            Struct s = Slot.CLIENT_PLATFORM_NAME.args;
-            MemorySegment args = api.call(arena, Slot.CLIENT_PLATFORM_NAME, a -> s.set(a, "client", handle()));
-            return PjrtApi.string(s.getAddress(args, "platform_name"), s.getLong(args, "platform_name_size"));
-        }
+        return api.queryString(Slot.CLIENT_PLATFORM_NAME, "client", handle(), "platform_name");
     }
 
     public String platformVersion() {
-        try (Arena arena = Arena.ofConfined()) {
-            Struct s = Slot.CLIENT_PLATFORM_VERSION.args;
-            MemorySegment args = api.call(arena, Slot.CLIENT_PLATFORM_VERSION, a -> s.set(a, "client", handle()));
-            return PjrtApi.string(s.getAddress(args, "platform_version"), s.getLong(args, "platform_version_size"));
-        }
+        return api.queryString(Slot.CLIENT_PLATFORM_VERSION, "client", handle(), "platform_version");
     }
 
     /** Every device the runtime sees, addressable or not. */
@@ -72,17 +60,11 @@ public final class PjrtClient extends NativeHandle {
     /** {@code PJRT_Client_Compile}: StableHLO text compiled and loaded onto this client's devices. */
     public PjrtLoadedExecutable compile(String stablehlo, CompileOptions options) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment program = PjrtExecutable.program(arena, stablehlo);
-            byte[] proto = options.toProto();
-            MemorySegment protoSegment = PjrtApi.bytes(arena, proto);
-            Struct s = Slot.CLIENT_COMPILE.args;
             MemorySegment args = api.call(arena, Slot.CLIENT_COMPILE, a -> {
-                s.set(a, "client", handle());
-                s.set(a, "program", program);
-                s.set(a, "compile_options", protoSegment);
-                s.set(a, "compile_options_size", proto.length);
+                Slot.CLIENT_COMPILE.args.set(a, "client", handle());
+                PjrtExecutable.setProgram(arena, Slot.CLIENT_COMPILE.args, a, stablehlo, options);
             });
-            return new PjrtLoadedExecutable(api, this, s.getAddress(args, "executable"));
+            return new PjrtLoadedExecutable(api, this, Slot.CLIENT_COMPILE.args.getAddress(args, "executable"));
         }
     }
 
@@ -135,8 +117,6 @@ public final class PjrtClient extends NativeHandle {
 
     @Override
     void destroy(MemorySegment handle) {
-        try (Arena arena = Arena.ofConfined()) {
-            api.call(arena, Slot.CLIENT_DESTROY, a -> Slot.CLIENT_DESTROY.args.set(a, "client", handle));
-        }
+        api.destroy(Slot.CLIENT_DESTROY, "client", handle);
     }
 }

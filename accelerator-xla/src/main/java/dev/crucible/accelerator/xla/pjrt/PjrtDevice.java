@@ -26,27 +26,20 @@ public final class PjrtDevice {
         this.api = api;
         this.client = client;
         this.handle = handle;
+        Struct d = Slot.DEVICE_GET_DESCRIPTION.args;
         try (Arena arena = Arena.ofConfined()) {
-            Struct d = Slot.DEVICE_GET_DESCRIPTION.args;
-            MemorySegment args = api.call(arena, Slot.DEVICE_GET_DESCRIPTION, a -> d.set(a, "device", handle));
-            this.description = describe(api, d.getAddress(args, "device_description"));
-            Struct h = Slot.DEVICE_LOCAL_HARDWARE_ID.args;
-            this.localHardwareId = h.getInt(api.call(arena, Slot.DEVICE_LOCAL_HARDWARE_ID, a -> h.set(a, "device", handle)),
-                    "local_hardware_id");
-            Struct ad = Slot.DEVICE_IS_ADDRESSABLE.args;
-            this.addressable = ad.getBool(api.call(arena, Slot.DEVICE_IS_ADDRESSABLE, a -> ad.set(a, "device", handle)),
-                    "is_addressable");
+            this.description = describe(api, d.getAddress(api.call(arena, Slot.DEVICE_GET_DESCRIPTION,
+                    a -> d.set(a, "device", handle)), "device_description"));
         }
+        this.localHardwareId = Math.toIntExact(api.queryLong(Slot.DEVICE_LOCAL_HARDWARE_ID, "device", handle,
+                "local_hardware_id"));
+        this.addressable = api.queryLong(Slot.DEVICE_IS_ADDRESSABLE, "device", handle, "is_addressable") != 0;
     }
 
     static DeviceDescription describe(PjrtApi api, MemorySegment description) {
-        try (Arena arena = Arena.ofConfined()) {
-            Struct i = Slot.DEVICE_DESCRIPTION_ID.args;
-            int id = i.getInt(api.call(arena, Slot.DEVICE_DESCRIPTION_ID, a -> i.set(a, "device_description", description)), "id");
-            Struct k = Slot.DEVICE_DESCRIPTION_KIND.args;
-            MemorySegment kind = api.call(arena, Slot.DEVICE_DESCRIPTION_KIND, a -> k.set(a, "device_description", description));
-            return new DeviceDescription(id, PjrtApi.string(k.getAddress(kind, "device_kind"), k.getLong(kind, "device_kind_size")));
-        }
+        int id = Math.toIntExact(api.queryLong(Slot.DEVICE_DESCRIPTION_ID, "device_description", description, "id"));
+        return new DeviceDescription(id, api.queryString(Slot.DEVICE_DESCRIPTION_KIND, "device_description", description,
+                "device_kind"));
     }
 
     public int id() {
@@ -71,19 +64,13 @@ public final class PjrtDevice {
 
     /** The memory spaces this device can address. */
     public List<Memory> memories() {
-        try (Arena arena = Arena.ofConfined()) {
-            Struct s = Slot.DEVICE_ADDRESSABLE_MEMORIES.args;
-            MemorySegment args = api.call(arena, Slot.DEVICE_ADDRESSABLE_MEMORIES, a -> s.set(a, "device", handle()));
-            List<Memory> out = new ArrayList<>();
-            for (MemorySegment memory : PjrtApi.pointers(s.getAddress(args, "memories"), s.getLong(args, "num_memories"))) {
-                Struct i = Slot.MEMORY_ID.args;
-                int id = i.getInt(api.call(arena, Slot.MEMORY_ID, a -> i.set(a, "memory", memory)), "id");
-                Struct k = Slot.MEMORY_KIND.args;
-                MemorySegment kind = api.call(arena, Slot.MEMORY_KIND, a -> k.set(a, "memory", memory));
-                out.add(new Memory(id, PjrtApi.string(k.getAddress(kind, "kind"), k.getLong(kind, "kind_size"))));
-            }
-            return out;
+        List<Memory> out = new ArrayList<>();
+        for (MemorySegment memory : api.queryPointers(Slot.DEVICE_ADDRESSABLE_MEMORIES, "device", handle(), "memories",
+                "num_memories")) {
+            out.add(new Memory(Math.toIntExact(api.queryLong(Slot.MEMORY_ID, "memory", memory, "id")),
+                    api.queryString(Slot.MEMORY_KIND, "memory", memory, "kind")));
         }
+        return out;
     }
 
     /** The allocator's figures, where the plugin keeps them (an UNIMPLEMENTED answer is empty). */

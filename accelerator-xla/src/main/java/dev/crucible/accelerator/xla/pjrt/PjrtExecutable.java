@@ -22,28 +22,24 @@ public final class PjrtExecutable extends NativeHandle {
     }
 
     public String name() {
-        try (Arena arena = Arena.ofConfined()) {
-            Struct s = Slot.EXECUTABLE_NAME.args;
-            MemorySegment args = api.call(arena, Slot.EXECUTABLE_NAME, a -> s.set(a, "executable", handle()));
-            return PjrtApi.string(s.getAddress(args, "executable_name"), s.getLong(args, "executable_name_size"));
-        }
+        return api.queryString(Slot.EXECUTABLE_NAME, "executable", handle(), "executable_name");
     }
 
     public int numReplicas() {
-        return Math.toIntExact(count(Slot.EXECUTABLE_NUM_REPLICAS, "num_replicas"));
+        return Math.toIntExact(api.queryLong(Slot.EXECUTABLE_NUM_REPLICAS, "executable", handle(), "num_replicas"));
     }
 
     public int numPartitions() {
-        return Math.toIntExact(count(Slot.EXECUTABLE_NUM_PARTITIONS, "num_partitions"));
+        return Math.toIntExact(api.queryLong(Slot.EXECUTABLE_NUM_PARTITIONS, "executable", handle(), "num_partitions"));
     }
 
     /** Outputs per device. */
     public int numOutputs() {
-        return Math.toIntExact(count(Slot.EXECUTABLE_NUM_OUTPUTS, "num_outputs"));
+        return Math.toIntExact(api.queryLong(Slot.EXECUTABLE_NUM_OUTPUTS, "executable", handle(), "num_outputs"));
     }
 
     public long generatedCodeBytes() {
-        return count(Slot.EXECUTABLE_SIZE_OF_GENERATED_CODE, "size_in_bytes");
+        return api.queryLong(Slot.EXECUTABLE_SIZE_OF_GENERATED_CODE, "executable", handle(), "size_in_bytes");
     }
 
     /** Each output's element type, in order. */
@@ -110,22 +106,24 @@ public final class PjrtExecutable extends NativeHandle {
         }
     }
 
-    private long count(Slot slot, String field) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment args = api.call(arena, slot, a -> slot.args.set(a, "executable", handle()));
-            return slot.args.getLong(args, field);
-        }
-    }
-
     @Override
     void destroy(MemorySegment handle) {
-        try (Arena arena = Arena.ofConfined()) {
-            api.call(arena, Slot.EXECUTABLE_DESTROY, a -> Slot.EXECUTABLE_DESTROY.args.set(a, "executable", handle));
-        }
+        api.destroy(Slot.EXECUTABLE_DESTROY, "executable", handle);
+    }
+
+    /**
+     * Fills the {@code program}, {@code compile_options} and {@code compile_options_size} fields that
+     * {@code PJRT_Compile} and {@code PJRT_Client_Compile} share, with memory from {@code arena}.
+     */
+    static void setProgram(Arena arena, Struct s, MemorySegment args, String stablehlo, CompileOptions options) {
+        byte[] proto = options.toProto();
+        s.set(args, "program", program(arena, stablehlo));
+        s.set(args, "compile_options", PjrtApi.bytes(arena, proto));
+        s.set(args, "compile_options_size", proto.length);
     }
 
     /** A {@code PJRT_Program} holding StableHLO text in {@code arena} (format "mlir"). */
-    static MemorySegment program(Arena arena, String stablehlo) {
+    private static MemorySegment program(Arena arena, String stablehlo) {
         byte[] code = stablehlo.getBytes(StandardCharsets.UTF_8);
         byte[] format = "mlir".getBytes(StandardCharsets.UTF_8);
         Struct s = Slot.PROGRAM;

@@ -20,12 +20,10 @@ public final class PjrtLoadedExecutable extends NativeHandle {
         super(handle, client);
         this.api = api;
         this.client = client;
-        try (PjrtExecutable executable = executable(); Arena arena = Arena.ofConfined()) {
+        try (PjrtExecutable executable = executable()) {
             this.numOutputs = executable.numOutputs();
-            Struct s = Slot.LOADED_EXECUTABLE_ADDRESSABLE_DEVICES.args;
-            MemorySegment args = api.call(arena, Slot.LOADED_EXECUTABLE_ADDRESSABLE_DEVICES, a -> s.set(a, "executable", handle));
-            for (MemorySegment device : PjrtApi.pointers(s.getAddress(args, "addressable_devices"),
-                    s.getLong(args, "num_addressable_devices"))) {
+            for (MemorySegment device : api.queryPointers(Slot.LOADED_EXECUTABLE_ADDRESSABLE_DEVICES, "executable", handle,
+                    "addressable_devices", "num_addressable_devices")) {
                 devices.add(client.device(device));
             }
         } catch (RuntimeException e) {
@@ -140,8 +138,6 @@ public final class PjrtLoadedExecutable extends NativeHandle {
 
     @Override
     void destroy(MemorySegment handle) {
-        try (Arena arena = Arena.ofConfined()) {
-            api.call(arena, Slot.LOADED_EXECUTABLE_DESTROY, a -> Slot.LOADED_EXECUTABLE_DESTROY.args.set(a, "executable", handle));
-        }
+        api.destroy(Slot.LOADED_EXECUTABLE_DESTROY, "executable", handle);
     }
 }

@@ -19,55 +19,35 @@ public final class PjrtTopology extends NativeHandle {
 
     /** e.g. {@code tpu}. */
     public String platformName() {
-        try (Arena arena = Arena.ofConfined()) {
-            Struct s = Slot.TOPOLOGY_PLATFORM_NAME.args;
-            MemorySegment args = api.call(arena, Slot.TOPOLOGY_PLATFORM_NAME, a -> s.set(a, "topology", handle()));
-            return PjrtApi.string(s.getAddress(args, "platform_name"), s.getLong(args, "platform_name_size"));
-        }
+        return api.queryString(Slot.TOPOLOGY_PLATFORM_NAME, "topology", handle(), "platform_name");
     }
 
     public String platformVersion() {
-        try (Arena arena = Arena.ofConfined()) {
-            Struct s = Slot.TOPOLOGY_PLATFORM_VERSION.args;
-            MemorySegment args = api.call(arena, Slot.TOPOLOGY_PLATFORM_VERSION, a -> s.set(a, "topology", handle()));
-            return PjrtApi.string(s.getAddress(args, "platform_version"), s.getLong(args, "platform_version_size"));
-        }
+        return api.queryString(Slot.TOPOLOGY_PLATFORM_VERSION, "topology", handle(), "platform_version");
     }
 
     public List<DeviceDescription> devices() {
-        try (Arena arena = Arena.ofConfined()) {
-            Struct s = Slot.TOPOLOGY_GET_DEVICE_DESCRIPTIONS.args;
-            MemorySegment args = api.call(arena, Slot.TOPOLOGY_GET_DEVICE_DESCRIPTIONS, a -> s.set(a, "topology", handle()));
-            List<DeviceDescription> out = new ArrayList<>();
-            for (MemorySegment description : PjrtApi.pointers(s.getAddress(args, "descriptions"),
-                    s.getLong(args, "num_descriptions"))) {
-                out.add(PjrtDevice.describe(api, description));
-            }
-            return out;
+        List<DeviceDescription> out = new ArrayList<>();
+        for (MemorySegment description : api.queryPointers(Slot.TOPOLOGY_GET_DEVICE_DESCRIPTIONS, "topology", handle(),
+                "descriptions", "num_descriptions")) {
+            out.add(PjrtDevice.describe(api, description));
         }
+        return out;
     }
 
     /** {@code PJRT_Compile}: StableHLO text compiled for this topology, no client and no device needed. */
     public PjrtExecutable compile(String stablehlo, CompileOptions options) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment program = PjrtExecutable.program(arena, stablehlo);
-            byte[] proto = options.toProto();
-            MemorySegment protoSegment = PjrtApi.bytes(arena, proto);
-            Struct s = Slot.COMPILE.args;
             MemorySegment args = api.call(arena, Slot.COMPILE, a -> {
-                s.set(a, "topology", handle());
-                s.set(a, "program", program);
-                s.set(a, "compile_options", protoSegment);
-                s.set(a, "compile_options_size", proto.length);
+                Slot.COMPILE.args.set(a, "topology", handle());
+                PjrtExecutable.setProgram(arena, Slot.COMPILE.args, a, stablehlo, options);
             });
-            return new PjrtExecutable(api, s.getAddress(args, "executable"), this);
+            return new PjrtExecutable(api, Slot.COMPILE.args.getAddress(args, "executable"), this);
         }
     }
 
     @Override
     void destroy(MemorySegment handle) {
-        try (Arena arena = Arena.ofConfined()) {
-            api.call(arena, Slot.TOPOLOGY_DESTROY, a -> Slot.TOPOLOGY_DESTROY.args.set(a, "topology", handle));
-        }
+        api.destroy(Slot.TOPOLOGY_DESTROY, "topology", handle);
     }
 }
