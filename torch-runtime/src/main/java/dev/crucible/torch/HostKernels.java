@@ -1,6 +1,7 @@
 package dev.crucible.torch;
 
 import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.WeightFormat;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -17,8 +18,12 @@ import java.lang.foreign.MemorySegment;
  */
 public interface HostKernels {
 
-    /** Whether {@link #linear} takes {@code rows} rows of {@code in} features onto {@code out} in {@code dtype}. */
-    boolean takesLinear(DType dtype, long rows, long in, long out);
+    /**
+     * Whether {@link #linear} takes {@code rows} rows of {@code in} features in {@code dtype} onto {@code out} by a
+     * weight stored as {@code weight}. Kernels are chosen by the weight's format: today's take dense weights of the
+     * activations' dtype, and a kernel for a quantized format answers for that format here.
+     */
+    boolean takesLinear(WeightFormat weight, DType dtype, long rows, long in, long out);
 
     /**
      * {@code y = x·wᵀ + bias}: {@code x [rows, in]}, {@code weight [out, in]} (as checkpoints store it),

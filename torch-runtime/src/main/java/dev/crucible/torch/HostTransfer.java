@@ -10,7 +10,7 @@ import org.bytedeco.pytorch.MemoryFormatOptional;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
-/** Moves host tensors to a device and back, copying once each way. */
+/** Moves host tensors to a device, copying once. */
 final class HostTransfer {
     private HostTransfer() {
     }
@@ -45,20 +45,6 @@ final class HostTransfer {
         org.bytedeco.pytorch.Tensor view = torch.from_blob(new Address(data.address()), host.shape(),
                 new TensorOptions(TorchTypes.scalarType(host.dtype())));
         return view.to(device, TorchTypes.scalarType(dtype), false, true, new MemoryFormatOptional());
-    }
-
-    /** {@code tensor} converted to {@code dtype} and copied into {@code arena}, as a host tensor named {@code name}. */
-    static HostTensor toHost(org.bytedeco.pytorch.Tensor tensor, String name, DType dtype, Arena arena) {
-        org.bytedeco.pytorch.Tensor host = tensor.to(new Device("cpu"), TorchTypes.scalarType(dtype), false, false,
-                new MemoryFormatOptional()).contiguous();
-        long bytes = host.numel() * dtype.byteSize();
-        MemorySegment out = arena.allocate(bytes, 64);
-        out.copyFrom(TorchOps.segment(host, bytes));
-        long[] shape = new long[(int) host.dim()];
-        for (int i = 0; i < shape.length; i++) {
-            shape[i] = host.size(i);
-        }
-        return new HostTensor(name, dtype, shape, out);
     }
 
     /** A bare native address for {@code from_blob}; it owns nothing. */

@@ -133,7 +133,7 @@ public abstract class TorchBackend implements HardwareBackend {
 
     @Override
     public MergedWeights merge(DeviceModel model, Checkpoint base) {
-        return torchModel(model).merge(base);
+        return torchModel(model).placed().merge(base);
     }
 
     /** LoRA, QLoRA (NF4 blocks dequantized by libtorch ops, so on every libtorch device) and full training. */

@@ -5,6 +5,7 @@ import dev.crucible.api.tensor.Comparison;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
 import dev.crucible.api.tensor.TensorScope;
+import dev.crucible.api.tensor.WeightFormat;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
@@ -262,6 +263,11 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     }
 
     @Override
+    public Tensor matmul(Tensor a, Tensor b) {
+        return wrap(torch.matmul(native_(a), native_(b)));
+    }
+
+    @Override
     public Tensor embedding(Tensor table, Tensor ids) {
         return wrap(torch.embedding(native_(table), native_(ids)));
     }
@@ -397,7 +403,7 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         for (int i = 0; i < shape.length - 1; i++) {
             rows *= shape[i];
         }
-        if (weight.size(1) != in || !kernels.takesLinear(dtype, rows, in, out)) {
+        if (weight.size(1) != in || !kernels.takesLinear(WeightFormat.Dense.of(dtype), dtype, rows, in, out)) {
             return null;
         }
         TorchTensor input = (TorchTensor) x;

@@ -1,6 +1,7 @@
 package dev.crucible.api.io;
 
 import dev.crucible.api.model.DType;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -74,6 +75,33 @@ public record HostTensor(String name, DType dtype, long[] shape, MemorySegment d
             }
         }
         return out;
+    }
+
+    /**
+     * {@code values} stored as {@code dtype} (F32, F16 or BF16, narrowing to nearest, ties to even) in memory of
+     * {@code arena}, which owns it.
+     */
+    public static HostTensor fromFloats(String name, DType dtype, long[] shape, float[] values, Arena arena) {
+        if (Shapes.elementCount(shape) != values.length) {
+            throw new IllegalArgumentException("tensor " + name + " has shape " + Arrays.toString(shape) + " but "
+                    + values.length + " values");
+        }
+        MemorySegment out = arena.allocate((long) values.length * dtype.byteSize(), 64);
+        switch (dtype) {
+            case F32 -> MemorySegment.copy(values, 0, out, F32_LE, 0, values.length);
+            case F16 -> {
+                for (int i = 0; i < values.length; i++) {
+                    out.set(I16_LE, 2L * i, HalfFloats.floatToF16(values[i]));
+                }
+            }
+            case BF16 -> {
+                for (int i = 0; i < values.length; i++) {
+                    out.set(I16_LE, 2L * i, HalfFloats.floatToBf16(values[i]));
+                }
+            }
+            default -> throw new IllegalArgumentException("cannot store floats as " + dtype);
+        }
+        return new HostTensor(name, dtype, shape, out);
     }
 
     /** The raw little-endian bytes, copied onto the Java heap. */

@@ -3,34 +3,50 @@ package dev.crucible.api.model;
 import java.util.List;
 
 /**
- * A model placed on a backend's devices by {@link dev.crucible.api.backend.HardwareBackend#shard}. It owns its
- * device memory (weights, adapters, tables) and frees it on {@link #close()}. Not thread-safe: one caller at a
+ * A model placed on a backend's devices by {@link dev.crucible.api.backend.HardwareBackend#shard}. Its weights,
+ * adapters and tables are a {@link PlacedModel}, the same on every backend; the backend's own type adds what it
+ * runs them with. It owns its device memory and frees it on {@link #close()}. Not thread-safe: one caller at a
  * time.
  */
 public interface DeviceModel extends AutoCloseable {
 
-    ModelConfig config();
+    /** The backend-neutral weights, adapters and tables. */
+    PlacedModel placed();
+
+    default ModelConfig config() {
+        return placed().config();
+    }
 
     /** The dtype weights and activations are computed in. */
-    DType dtype();
+    default DType dtype() {
+        return placed().dtype();
+    }
 
     /** Every projection an adapter can attach to, layer by layer, attention before MLP. */
-    List<LinearModule> linearModules();
+    default List<LinearModule> linearModules() {
+        return placed().linearModules();
+    }
 
     /**
      * Places {@code factors} beside {@code module}'s base weight (replacing any adapter there), leaving the base
      * weight untouched; later forwards and decodes include it.
      */
-    void setAdapter(String module, LoraFactors factors);
+    default void setAdapter(String module, LoraFactors factors) {
+        placed().setAdapter(module, factors);
+    }
 
     /**
      * Sets every adapter's B to zero, so the model computes exactly its base weights again while the adapters keep
-     * their memory (an abliteration trial's reset).
+     * their place (an abliteration trial's reset).
      */
-    void zeroAdapters();
+    default void zeroAdapters() {
+        placed().zeroAdapters();
+    }
 
     /** Drops every adapter and frees its memory. */
-    void removeAdapters();
+    default void removeAdapters() {
+        placed().removeAdapters();
+    }
 
     /** Frees every device tensor; the model is unusable after. */
     @Override

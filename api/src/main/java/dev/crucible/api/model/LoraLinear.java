@@ -1,5 +1,6 @@
 package dev.crucible.api.model;
 
+import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
 import java.util.Objects;
@@ -10,12 +11,15 @@ import java.util.Objects;
  * stores them. The base weight is never touched: abliteration trials swap or zero the adapter, fine-tuning trains
  * it, and a merge materializes {@code W + scale·B·A} elsewhere.
  *
- * <p>This class holds handles only; whoever placed the tensors owns them.
+ * <p>The base weight is either a dense tensor or a {@link QuantizedTensor} (QLoRA's frozen 4-bit base), which the
+ * ops multiply by as their format allows. This class holds handles only; whoever placed the tensors owns them.
  */
 public final class LoraLinear {
 
     private final String module;
     private final Tensor weight;
+    private final QuantizedTensor quantized;
+    private final long[] shape;
     private final Tensor bias;
     private Adapter adapter;
 
@@ -27,9 +31,21 @@ public final class LoraLinear {
         }
     }
 
+    /** A projection with a dense base weight. */
     public LoraLinear(String module, Tensor weight, Tensor bias) {
         this.module = Objects.requireNonNull(module, "module is null");
         this.weight = Objects.requireNonNull(weight, "weight is null");
+        this.quantized = null;
+        this.shape = weight.shape();
+        this.bias = bias;
+    }
+
+    /** A projection with a quantized base weight. */
+    public LoraLinear(String module, QuantizedTensor weight, Tensor bias) {
+        this.module = Objects.requireNonNull(module, "module is null");
+        this.weight = null;
+        this.quantized = Objects.requireNonNull(weight, "weight is null");
+        this.shape = weight.shape();
         this.bias = bias;
     }
 
@@ -38,8 +54,14 @@ public final class LoraLinear {
         return module;
     }
 
+    /** The dense base weight, or null when it is {@link #quantized()}. */
     public Tensor weight() {
         return weight;
+    }
+
+    /** The quantized base weight, or null when it is dense. */
+    public QuantizedTensor quantized() {
+        return quantized;
     }
 
     /** The bias, or null. */
@@ -48,11 +70,11 @@ public final class LoraLinear {
     }
 
     public long inFeatures() {
-        return weight.size(1);
+        return shape[1];
     }
 
     public long outFeatures() {
-        return weight.size(0);
+        return shape[0];
     }
 
     /** The adapter in use, or null. */
@@ -83,7 +105,7 @@ public final class LoraLinear {
     }
 
     public Tensor apply(TensorOps ops, Tensor x) {
-        Tensor y = ops.linear(x, weight, bias);
+        Tensor y = weight != null ? ops.linear(x, weight, bias) : ops.linear(x, quantized, bias);
         if (adapter == null) {
             return y;
         }

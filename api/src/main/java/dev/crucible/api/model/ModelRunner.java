@@ -34,31 +34,28 @@ import java.util.stream.LongStream;
 public final class ModelRunner implements AutoCloseable {
 
     private final TensorOps ops;
+    private final PlacedModel model;
     private final Transformer transformer;
-    private final RotaryEmbedding rotary;
     private final boolean staticShapes;
     private final int batchWorkers;
     private ExecutorService workers;
-    private Tensor cosTable;
-    private Tensor sinTable;
-    private int tableLength;
 
     /**
      * @param staticShapes attend over the whole KV cache every step (one shape for a compiled program) instead of
      *                     over the slots written so far (less work for an eager backend)
      */
-    public ModelRunner(TensorOps ops, Transformer transformer, boolean staticShapes) {
-        this(ops, transformer, staticShapes, 1);
+    public ModelRunner(TensorOps ops, PlacedModel model, boolean staticShapes) {
+        this(ops, model, staticShapes, 1);
     }
 
     /** @param batchWorkers batches that may run at once, each on its own thread (1: one after another, here) */
-    public ModelRunner(TensorOps ops, Transformer transformer, boolean staticShapes, int batchWorkers) {
+    public ModelRunner(TensorOps ops, PlacedModel model, boolean staticShapes, int batchWorkers) {
         if (batchWorkers < 1) {
             throw new IllegalArgumentException("batchWorkers must be at least 1, got " + batchWorkers);
         }
         this.ops = ops;
-        this.transformer = transformer;
-        this.rotary = new RotaryEmbedding(transformer.config());
+        this.model = model;
+        this.transformer = model.transformer();
         this.staticShapes = staticShapes;
         this.batchWorkers = batchWorkers;
     }
@@ -151,7 +148,7 @@ public final class ModelRunner implements AutoCloseable {
      */
     private void prepareFor(int positions) {
         checkLength(positions);
-        ensureTables(positions);
+        model.ensureTables(positions);
     }
 
     /** Slots a decode batch's cache needs: the last generated token is never fed back, so it needs none. */
@@ -185,9 +182,7 @@ public final class ModelRunner implements AutoCloseable {
                     captured.add(normed);
                 }
             };
-            Tensor slots = ops.constant(range(batch.length()), batch.length());
-            Tensor padding = ops.constant(batch.padding(), rows);
-            Step step = step(batch, batch.length(), slots, slots, padding);
+            Step step = batch.wholeBatch(ops, model.cosTable(), model.sinTable(), false);
             Tensor output = transformer.forward(ops, step, null, lastToken);
             // One host read per batch: [B, L+2, H] states, then [B, V] logits.
             states = ops.readFloats(ops.cast(ops.concat(captured, 1), DType.F32));
@@ -246,7 +241,7 @@ public final class ModelRunner implements AutoCloseable {
                             constants.slots(slot, slot + 1),
                             constants.slots(0, staticShapes ? capacity : slot + 1),
                             constants.padding,
-                            cosTable, sinTable, false);
+                            model.cosTable(), model.sinTable(), false);
                     Tensor logits = ops.reshape(transformer.forward(ops, step, cache, ResidualHook.NONE), rows, -1);
                     next = ops.readLongs(ops.argmax(logits, -1));
                 }
@@ -293,7 +288,7 @@ public final class ModelRunner implements AutoCloseable {
         return new Step(
                 ops.constant(batch.tokens(), batch.rows(), length),
                 ops.constant(batch.positions(0, length), batch.rows(), length),
-                querySlots, keySlots, padding, cosTable, sinTable, false);
+                querySlots, keySlots, padding, model.cosTable(), model.sinTable(), false);
     }
 
     private void checkLength(int length) {
@@ -301,32 +296,6 @@ public final class ModelRunner implements AutoCloseable {
         if (window > 0 && length > window) {
             throw new UserInputException("sequences of " + length + " tokens exceed this model's sliding window of "
                     + window + ", which is not supported; shorten the prompts or max_new_tokens");
-        }
-    }
-
-    /** Rotary tables cover at least {@code positions}; regrown by doubling so long runs rebuild them rarely. */
-    private void ensureTables(int positions) {
-        if (positions <= tableLength) {
-            return;
-        }
-        int length = Math.max(positions, Math.max(2 * tableLength, 256));
-        DType dtype = transformer.computeDtype();
-        releaseTables();
-        try (TensorScope scope = ops.openScope()) {
-            int width = rotary.headDim();
-            cosTable = ops.retain(ops.cast(ops.constant(rotary.cosTable(length), length, width), dtype));
-            sinTable = ops.retain(ops.cast(ops.constant(rotary.sinTable(length), length, width), dtype));
-        }
-        tableLength = length;
-    }
-
-    private void releaseTables() {
-        if (cosTable != null) {
-            ops.release(cosTable);
-            ops.release(sinTable);
-            cosTable = null;
-            sinTable = null;
-            tableLength = 0;
         }
     }
 
@@ -382,6 +351,5 @@ public final class ModelRunner implements AutoCloseable {
         if (workers != null) {
             workers.shutdownNow();
         }
-        releaseTables();
     }
 }

@@ -1,14 +1,12 @@
 package dev.crucible.api.model;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.Collections;
 
 /**
  * Every parameter of the decoder, bound by Hugging Face name. With tied embeddings the output head is the
@@ -38,36 +36,6 @@ public record TransformerWeights(Tensor embedding, List<LayerWeights> layers, Te
      */
     public static TransformerWeights bind(ModelConfig config, WeightSource source) {
         return new Binder(config, source).bind();
-    }
-
-    /** Every distinct tensor handle (the tied head once), for owners that free them. */
-    public List<Tensor> tensors() {
-        Set<Tensor> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-        List<Tensor> all = new ArrayList<>();
-        for (Tensor tensor : baseTensors()) {
-            if (tensor != null && seen.add(tensor)) {
-                all.add(tensor);
-            }
-        }
-        return all;
-    }
-
-    private List<Tensor> baseTensors() {
-        List<Tensor> all = new ArrayList<>();
-        all.add(embedding);
-        for (LayerWeights layer : layers) {
-            all.add(layer.inputNorm());
-            all.add(layer.queryNorm());
-            all.add(layer.keyNorm());
-            all.add(layer.postAttentionNorm());
-            for (LoraLinear linear : layer.linears()) {
-                all.add(linear.weight());
-                all.add(linear.bias());
-            }
-        }
-        all.add(finalNorm);
-        all.add(outputHead);
-        return all;
     }
 
     /** Every adaptable projection, layer by layer. */
@@ -120,11 +88,21 @@ public record TransformerWeights(Tensor embedding, List<LayerWeights> layers, Te
         }
 
         private LoraLinear linear(String module, long out, long in, boolean bias) {
-            Tensor weight = load(module + ".weight", out, in);
-            return new LoraLinear(module, weight, bias ? load(module + ".bias", out) : null);
+            String name = module + ".weight";
+            check(name, out, in);
+            QuantizedTensor quantized = source.loadQuantized(name);
+            Tensor weight = quantized == null ? source.load(name) : null;
+            Tensor biasTensor = bias ? load(module + ".bias", out) : null;
+            return quantized == null ? new LoraLinear(module, weight, biasTensor)
+                    : new LoraLinear(module, quantized, biasTensor);
         }
 
         private Tensor load(String name, long... expected) {
+            check(name, expected);
+            return source.load(name);
+        }
+
+        private void check(String name, long... expected) {
             if (!source.contains(name)) {
                 throw new UserInputException("checkpoint has no tensor " + name + ", which a "
                         + config.architecture().className() + " with this config.json needs");
@@ -134,7 +112,6 @@ public record TransformerWeights(Tensor embedding, List<LayerWeights> layers, Te
                 throw new UserInputException("checkpoint tensor " + name + " has shape " + Arrays.toString(stored)
                         + " but config.json implies " + Arrays.toString(expected));
             }
-            return source.load(name);
         }
     }
 }

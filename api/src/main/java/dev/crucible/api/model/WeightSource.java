@@ -1,5 +1,6 @@
 package dev.crucible.api.model;
 
+import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
 
 /** Where {@link TransformerWeights#bind} gets its tensors: a backend places checkpoint tensors on its device. */
@@ -12,4 +13,12 @@ public interface WeightSource {
 
     /** {@code name} placed where the backend computes, in its compute dtype. */
     Tensor load(String name);
+
+    /**
+     * The projection weight {@code name} placed quantized, or null when it is placed dense by {@link #load}
+     * (the default).
+     */
+    default QuantizedTensor loadQuantized(String name) {
+        return null;
+    }
 }

@@ -85,6 +85,46 @@ public interface TensorOps {
     /** {@code x · weightᵀ + bias}: {@code weight} is {@code [out, in]} as checkpoints store it; bias may be null. */
     Tensor linear(Tensor x, Tensor weight, Tensor bias);
 
+    /**
+     * The matrix product {@code a · b} of {@code a [m, k]} and {@code b [k, n]}. The default is {@link #linear} with
+     * {@code b}'s transpose; a backend with a plain matrix product uses it (results may differ in the last bit).
+     */
+    default Tensor matmul(Tensor a, Tensor b) {
+        return linear(a, transpose(b, 0, 1), null);
+    }
+
+    /**
+     * {@code x · weightᵀ + bias} for a quantized weight. The default dequantizes it for this product only (QLoRA's
+     * "dequantize on the fly"); a backend with a kernel for the weight's format multiplies the parts directly.
+     */
+    default Tensor linear(Tensor x, QuantizedTensor weight, Tensor bias) {
+        return linear(x, dequantize(weight), bias);
+    }
+
+    /**
+     * The dense weight {@code weight} stands for, in its dtype. The default composes the other ops (so a tracing
+     * backend records it like any op): for NF4 each byte's two levels are looked up in the codebook, scaled by
+     * their block's absmax in float32 and rounded once to the dtype.
+     */
+    default Tensor dequantize(QuantizedTensor weight) {
+        if (!(weight.format() instanceof WeightFormat.Nf4 nf4)) {
+            throw new UnsupportedOperationException("no dequantization of " + weight.format() + " yet");
+        }
+        long[] shape = weight.shape();
+        long count = 1;
+        for (long extent : shape) {
+            count *= extent;
+        }
+        long blocks = nf4.blocks(shape);
+        Tensor levels = embedding(weight.codebook(), cast(weight.data(), DType.I64));
+        Tensor scaled = mul(reshape(levels, blocks, nf4.blockSize()), reshape(weight.scales(), blocks, 1));
+        Tensor flat = reshape(scaled, blocks * nf4.blockSize());
+        if (count != blocks * nf4.blockSize()) {
+            flat = slice(flat, 0, 0, count);
+        }
+        return cast(reshape(flat, shape), weight.dtype());
+    }
+
     /** Rows {@code table[ids]}: {@code ids} of shape S (integers) gives {@code S + [table.size(1)]}. */
     Tensor embedding(Tensor table, Tensor ids);
 

@@ -25,7 +25,7 @@ class BackendNeutralTraceTest {
         ModelConfig config = ModelConfig.read(ModelFixtures.fixture("stories260k"));
         RecordingOps ops = new RecordingOps();
         try (Checkpoint checkpoint = Checkpoint.open(ModelFixtures.fixture("stories260k"))) {
-            Transformer transformer = new Transformer(config, ModelFixtures.shapes(config, checkpoint, ops));
+            Transformer transformer = ModelFixtures.shapes(config, checkpoint, ops).transformer();
             long batch = 2;
             long length = 5;
             Step step = new Step(
@@ -65,9 +65,9 @@ class BackendNeutralTraceTest {
         ModelConfig config = ModelConfig.read(ModelFixtures.fixture("tiny-qwen3"));
         RecordingOps ops = new RecordingOps();
         try (Checkpoint checkpoint = Checkpoint.open(ModelFixtures.fixture("tiny-qwen3"))) {
-            Transformer transformer = new Transformer(config, ModelFixtures.shapes(config, checkpoint, ops));
+            PlacedModel model = ModelFixtures.shapes(config, checkpoint, ops);
             int retainedWeights = ops.retained();
-            try (ModelRunner runner = new ModelRunner(ops, transformer, true)) {
+            try (ModelRunner runner = new ModelRunner(ops, model, true)) {
                 runner.decode(new DecodeRequest(List.of(new int[] {1, 5, 6}, new int[] {1}), 4, Set.of(), 2, 2), 2);
             }
             assertEquals(retainedWeights, ops.retained(), "the runner releases its cache, slots and tables");

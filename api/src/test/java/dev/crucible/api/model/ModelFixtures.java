@@ -2,12 +2,14 @@ package dev.crucible.api.model;
 
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.tensor.RecordingOps;
+import dev.crucible.api.io.HostTensor;
 import dev.crucible.api.tensor.Tensor;
+import dev.crucible.api.tensor.TensorOps;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Assumptions;
 
-/** Fixture folders and weights bound as shapes only, for tests that need no numbers. */
+/** Fixture folders and models placed as shapes only, for tests that need no numbers. */
 final class ModelFixtures {
     private ModelFixtures() {
     }
@@ -19,22 +21,25 @@ final class ModelFixtures {
         return path;
     }
 
-    /** The checkpoint's tensors as shapes (F32), bound by the real binder, so missing or misshaped names fail. */
-    static TransformerWeights shapes(ModelConfig config, Checkpoint checkpoint, RecordingOps ops) {
-        return TransformerWeights.bind(config, new WeightSource() {
+    /**
+     * The checkpoint placed as shapes only (F32) through the real placement and binder, so missing or misshaped
+     * names fail.
+     */
+    static PlacedModel shapes(ModelConfig config, Checkpoint checkpoint, RecordingOps ops) {
+        return PlacedModel.place(config, checkpoint, new Placement() {
             @Override
-            public boolean contains(String name) {
-                return checkpoint.contains(name);
+            public TensorOps ops() {
+                return ops;
             }
 
             @Override
-            public long[] shape(String name) {
-                return checkpoint.info(name).shape();
+            public DType computeDtype() {
+                return DType.F32;
             }
 
             @Override
-            public Tensor load(String name) {
-                return ops.retain(RecordingOps.shape(DType.F32, checkpoint.info(name).shape()));
+            public Tensor toDevice(HostTensor host, DType dtype) {
+                return RecordingOps.shape(dtype, host.shape());
             }
         });
     }

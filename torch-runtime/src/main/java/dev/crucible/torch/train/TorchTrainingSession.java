@@ -1,23 +1,22 @@
 package dev.crucible.torch.train;
 
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.HostTensor;
 import dev.crucible.api.model.DType;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.model.LoraLinear;
-import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ModelRunner;
+import dev.crucible.api.model.PaddedBatch;
+import dev.crucible.api.model.PlacedModel;
+import dev.crucible.api.model.Placement;
 import dev.crucible.api.model.ResidualHook;
-import dev.crucible.api.model.RotaryEmbedding;
 import dev.crucible.api.model.Step;
-import dev.crucible.api.model.Transformer;
-import dev.crucible.api.model.TransformerWeights;
-import dev.crucible.api.model.WeightSource;
 import dev.crucible.api.tensor.Tensor;
+import dev.crucible.api.tensor.TensorOps;
 import dev.crucible.api.tensor.TensorScope;
+import dev.crucible.api.tensor.WeightFormat;
 import dev.crucible.api.train.LoraSettings;
 import dev.crucible.api.train.TrainerState;
 import dev.crucible.api.train.TrainingBatch;
@@ -25,6 +24,7 @@ import dev.crucible.api.train.TrainingMethod;
 import dev.crucible.api.train.TrainingRequest;
 import dev.crucible.api.train.TrainingSession;
 import dev.crucible.torch.TorchOps;
+import dev.crucible.torch.TorchPlacement;
 import dev.crucible.torch.TorchTensor;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -63,18 +63,11 @@ public final class TorchTrainingSession implements TrainingSession {
     private final TorchOps inferenceOps;
     private final TrainingOps trainingView;
     private final TrainingOps evaluationView;
-    private final Transformer transformer;
-    private final RotaryEmbedding rotary;
+    private final PlacedModel model;
     private final List<Tensor> owned;
-    private final List<Nf4Weight> quantized;
-    private final Tensor nf4Table;
     private final Map<String, LoraLinear> adapted;
-    private final Map<String, Tensor> weightsByName;
     private final List<Parameter> parameters;
     private final AdamW optimizer;
-    private Tensor cosTable;
-    private Tensor sinTable;
-    private int tableLength;
     private boolean closed;
 
     private TorchTrainingSession(Builder built) {
@@ -83,13 +76,9 @@ public final class TorchTrainingSession implements TrainingSession {
         this.inferenceOps = built.inferenceOps;
         this.trainingView = built.trainingView;
         this.evaluationView = new TrainingOps(inferenceOps, 0);
-        this.transformer = built.transformer;
-        this.rotary = new RotaryEmbedding(request.config());
+        this.model = built.model;
         this.owned = built.owned;
-        this.quantized = built.quantized;
-        this.nf4Table = built.nf4Table;
         this.adapted = built.adapted;
-        this.weightsByName = built.weightsByName;
         this.parameters = built.parameters;
         this.optimizer = new AdamW(request.optimizer(), parameters);
     }
@@ -155,7 +144,7 @@ public final class TorchTrainingSession implements TrainingSession {
     public DecodeResult decode(DecodeRequest decodeRequest) {
         checkOpen();
         int batchSize = decodeRequest.batchSize() > 0 ? decodeRequest.batchSize() : DEFAULT_DECODE_BATCH;
-        try (ModelRunner runner = new ModelRunner(evaluationView, transformer, false)) {
+        try (ModelRunner runner = new ModelRunner(evaluationView, model, false)) {
             return runner.decode(decodeRequest, batchSize);
         }
     }
@@ -182,7 +171,7 @@ public final class TorchTrainingSession implements TrainingSession {
             throw new IllegalStateException(request.method().userName() + " trains adapters; read adapters()");
         }
         Map<String, HostTensor> out = new LinkedHashMap<>();
-        weightsByName.forEach((name, tensor) -> out.put(name, host(name, tensor)));
+        model.placedTensors().forEach((name, tensor) -> out.put(name, host(name, tensor)));
         return out;
     }
 
@@ -235,70 +224,34 @@ public final class TorchTrainingSession implements TrainingSession {
 
     /** The summed cross-entropy of {@code batch}'s labelled positions, as a float32 scalar on the device. */
     private org.bytedeco.pytorch.Tensor loss(TrainingOps view, TrainingBatch batch) {
-        List<int[]> tokens = batch.tokens();
         List<int[]> labels = batch.labels();
-        int rows = tokens.size();
-        int length = tokens.stream().mapToInt(row -> row.length).max().orElseThrow();
-        ensureTables(length);
-        long[] ids = new long[rows * length];
-        long[] positions = new long[rows * length];
-        long[] padding = new long[rows];
+        // Padding takes token 0: no real position attends to it and its positions carry no loss.
+        PaddedBatch padded = PaddedBatch.leftPad(batch.tokens(), 0);
+        int rows = padded.rows();
+        int length = padded.length();
+        model.ensureTables(length);
+        long[] padding = padded.padding();
         long[] targets = new long[rows * length];
         float[] weights = new float[rows * length];
         for (int row = 0; row < rows; row++) {
-            int[] sequence = tokens.get(row);
             int[] rowLabels = labels.get(row);
-            int pad = length - sequence.length;
-            padding[row] = pad;
-            for (int i = 0; i < sequence.length; i++) {
-                int slot = row * length + pad + i;
-                ids[slot] = sequence[i];
-                positions[slot] = i;
+            int pad = (int) padding[row];
+            for (int i = 0; i + 1 < rowLabels.length; i++) {
                 // Position i predicts token i + 1 (Hugging Face's shift of labels).
-                if (i + 1 < sequence.length && rowLabels[i + 1] != TrainingBatch.IGNORE) {
+                if (rowLabels[i + 1] != TrainingBatch.IGNORE) {
+                    int slot = row * length + pad + i;
                     targets[slot] = rowLabels[i + 1];
                     weights[slot] = 1f;
                 }
             }
         }
-        long[] slots = new long[length];
-        for (int i = 0; i < length; i++) {
-            slots[i] = i;
-        }
-        Tensor slotTensor = view.constant(slots, length);
-        Step step = new Step(view.constant(ids, rows, length), view.constant(positions, rows, length), slotTensor,
-                slotTensor, view.constant(padding, rows), cosTable, sinTable, true);
-        Tensor logits = transformer.forward(view, step, null, ResidualHook.NONE);
+        Step step = padded.wholeBatch(view, model.cosTable(), model.sinTable(), true);
+        Tensor logits = model.transformer().forward(view, step, null, ResidualHook.NONE);
         org.bytedeco.pytorch.Tensor logProbabilities = ((TorchTensor) logits).handle()
                 .to(org.bytedeco.pytorch.global.torch.ScalarType.Float).log_softmax(-1);
         org.bytedeco.pytorch.Tensor chosen = logProbabilities
                 .gather(2, ((TorchTensor) view.constant(targets, rows, length, 1)).handle()).reshape(rows, length);
         return chosen.mul(((TorchTensor) view.constant(weights, rows, length)).handle()).sum().neg();
-    }
-
-    private void ensureTables(int length) {
-        if (length <= tableLength) {
-            return;
-        }
-        int size = Math.max(length, Math.max(2 * tableLength, 256));
-        releaseTables();
-        DType dtype = transformer.computeDtype();
-        try (TensorScope scope = ops.openScope()) {
-            int width = rotary.headDim();
-            cosTable = ops.retain(ops.cast(ops.constant(rotary.cosTable(size), size, width), dtype));
-            sinTable = ops.retain(ops.cast(ops.constant(rotary.sinTable(size), size, width), dtype));
-        }
-        tableLength = size;
-    }
-
-    private void releaseTables() {
-        if (cosTable != null) {
-            ops.release(cosTable);
-            ops.release(sinTable);
-            cosTable = null;
-            sinTable = null;
-            tableLength = 0;
-        }
     }
 
     /** A host float32 copy, in a heap byte array (writers take its bytes as they are: little-endian). */
@@ -321,11 +274,8 @@ public final class TorchTrainingSession implements TrainingSession {
             return;
         }
         closed = true;
-        releaseTables();
-        for (LoraLinear linear : adapted.values()) {
-            linear.removeAdapter();
-        }
-        Builder.release(ops, owned, quantized, nf4Table);
+        model.close();
+        Builder.release(ops, owned);
         ops.close();
         inferenceOps.close();
     }
@@ -337,12 +287,9 @@ public final class TorchTrainingSession implements TrainingSession {
         private final TorchOps inferenceOps;
         private final TrainingOps trainingView;
         private final List<Tensor> owned = new ArrayList<>();
-        private final List<Nf4Weight> quantized = new ArrayList<>();
         private final Map<String, LoraLinear> adapted = new LinkedHashMap<>();
-        private final Map<String, Tensor> weightsByName = new LinkedHashMap<>();
         private final List<Parameter> parameters = new ArrayList<>();
-        private Tensor nf4Table;
-        private Transformer transformer;
+        private PlacedModel model;
 
         Builder(TrainingRequest request, String device) {
             this.request = request;
@@ -355,75 +302,49 @@ public final class TorchTrainingSession implements TrainingSession {
             torch.manual_seed(request.seed());
             TrainingMethod method = request.method();
             DType weightDtype = method == TrainingMethod.FULL ? DType.F32 : request.dtype();
-            if (method == TrainingMethod.QLORA) {
-                nf4Table = Nf4.table(ops);
-            }
-            Checkpoint checkpoint = request.checkpoint();
-            ModelConfig config = request.config();
-            WeightSource source = new WeightSource() {
+            TorchPlacement device = new TorchPlacement(ops, weightDtype);
+            model = PlacedModel.place(request.config(), request.checkpoint(), new Placement() {
                 @Override
-                public boolean contains(String name) {
-                    return checkpoint.contains(name);
+                public TensorOps ops() {
+                    return ops;
                 }
 
                 @Override
-                public long[] shape(String name) {
-                    return checkpoint.info(name).shape();
+                public DType computeDtype() {
+                    return weightDtype;
                 }
 
                 @Override
-                public Tensor load(String name) {
-                    return placeWeight(name, checkpoint.tensor(name), weightDtype);
+                public Tensor toDevice(HostTensor host, DType dtype) {
+                    return device.toDevice(host, dtype);
                 }
-            };
-            TransformerWeights weights = TransformerWeights.bind(config, source);
-            transformer = new Transformer(config, weights);
+
+                /** QLoRA: every projection weight as NF4 blocks, dequantized per matmul; norms and embeddings dense. */
+                @Override
+                public WeightFormat format(String name) {
+                    return method == TrainingMethod.QLORA && name.endsWith("_proj.weight") ? WeightFormat.Nf4.QLORA
+                            : WeightFormat.Dense.of(weightDtype);
+                }
+            });
             if (method == TrainingMethod.FULL) {
-                weightsByName.forEach((name, tensor) -> addParameter(name, tensor));
+                model.placedTensors().forEach(this::addParameter);
             } else {
-                attachAdapters(weights, request.lora());
+                attachAdapters(request.lora());
             }
         }
 
-        private Tensor placeWeight(String name, HostTensor host, DType dtype) {
-            if (!host.dtype().isFloatingPoint()) {
-                throw new UserInputException("checkpoint tensor " + name + " is " + host.dtype()
-                        + "; quantized or integer checkpoints cannot be fine-tuned here");
-            }
-            // One scope per weight: the float32 staging copy is freed before the next weight is placed.
-            try (TensorScope scope = ops.openScope()) {
-                Tensor dense = ops.constant(host.toFloatArray(), host.shape());
-                if (request.method() == TrainingMethod.QLORA && name.endsWith("_proj.weight")) {
-                    Nf4Weight weight = Nf4.quantize(ops, dense, dtype, (TorchTensor) nf4Table);
-                    quantized.add(weight);
-                    return weight;
-                }
-                Tensor placed = ops.retain(ops.cast(dense, dtype));
-                owned.add(placed);
-                weightsByName.put(name, placed);
-                return placed;
-            }
-        }
-
-        private void attachAdapters(TransformerWeights weights, LoraSettings lora) {
-            Map<String, LoraLinear> linears = new LinkedHashMap<>();
-            weights.linears().forEach(linear -> linears.put(linear.module(), linear));
+        private void attachAdapters(LoraSettings lora) {
             for (String module : lora.modules()) {
-                LoraLinear linear = linears.get(module);
-                if (linear == null) {
-                    throw new IllegalArgumentException("no adaptable projection named '" + module + "'");
-                }
+                LoraLinear linear = model.linear(module);
                 int in = Math.toIntExact(linear.inFeatures());
                 int out = Math.toIntExact(linear.outFeatures());
                 Tensor a;
                 Tensor b;
                 try (TensorScope scope = ops.openScope()) {
                     a = ops.retain(ops.constant(kaimingUniform(module, lora.rank(), in), lora.rank(), in));
-                    owned.add(a);
                     b = ops.retain(ops.zeros(DType.F32, out, lora.rank()));
-                    owned.add(b);
                 }
-                linear.setAdapter(a, b, lora.scale());
+                model.attachAdapter(module, a, b, lora.scale());
                 adapted.put(module, linear);
                 trainingView.addAdapterInput(a);
                 addParameter(module + ".lora_A.weight", a);
@@ -461,22 +382,17 @@ public final class TorchTrainingSession implements TrainingSession {
         }
 
         void releaseAll() {
-            for (LoraLinear linear : adapted.values()) {
-                linear.removeAdapter();
+            if (model != null) {
+                model.close();
             }
-            release(ops, owned, quantized, nf4Table);
+            release(ops, owned);
             ops.close();
             inferenceOps.close();
         }
 
-        static void release(TorchOps ops, List<Tensor> owned, List<Nf4Weight> quantized, Tensor table) {
+        static void release(TorchOps ops, List<Tensor> owned) {
             owned.forEach(ops::release);
             owned.clear();
-            quantized.forEach(weight -> weight.release(ops));
-            quantized.clear();
-            if (table != null) {
-                ops.release(table);
-            }
         }
     }
 }

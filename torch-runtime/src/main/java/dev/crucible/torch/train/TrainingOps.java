@@ -15,13 +15,10 @@ import java.util.Set;
 import org.bytedeco.pytorch.global.torch;
 
 /**
- * The libtorch ops with what training adds beneath the one model definition, which stays unaware of both:
- * <ul>
- *   <li>a weight stored as NF4 ({@link Nf4Weight}) is dequantized to its compute dtype inside {@link #linear}, for
- *       that matmul only (QLoRA's "dequantize on the fly");</li>
- *   <li>with LoRA dropout, the input of an adapter's A projection is dropped out, as PEFT's {@code lora_dropout}
- *       does (only the adapter path sees it; the base projection gets the input unchanged).</li>
- * </ul>
+ * The libtorch ops with what training adds beneath the one model definition, which stays unaware of it: with LoRA
+ * dropout, the input of an adapter's A projection is dropped out, as PEFT's {@code lora_dropout} does (only the
+ * adapter path sees it; the base projection gets the input unchanged). A quantized base weight (QLoRA) goes through
+ * the ops' own {@link TensorOps#linear(Tensor, dev.crucible.api.tensor.QuantizedTensor, Tensor)}.
  */
 final class TrainingOps implements TensorOps {
 
@@ -48,9 +45,6 @@ final class TrainingOps implements TensorOps {
 
     @Override
     public Tensor linear(Tensor x, Tensor weight, Tensor bias) {
-        if (weight instanceof Nf4Weight quantized) {
-            return delegate.linear(x, new TorchTensor(Nf4.dequantize(quantized)), bias);
-        }
         if (dropout > 0 && adapterInputs.contains(weight)) {
             x = new TorchTensor(torch.dropout(((TorchTensor) x).handle(), dropout, true));
         }

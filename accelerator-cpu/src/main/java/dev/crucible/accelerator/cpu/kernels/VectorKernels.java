@@ -1,6 +1,7 @@
 package dev.crucible.accelerator.cpu.kernels;
 
 import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.WeightFormat;
 import dev.crucible.torch.HostKernels;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -73,9 +74,10 @@ public final class VectorKernels implements HostKernels {
     }
 
     @Override
-    public boolean takesLinear(DType dtype, long rows, long in, long out) {
+    public boolean takesLinear(WeightFormat weight, DType dtype, long rows, long in, long out) {
         int maxRows = dtype == DType.BF16 ? MAX_BF16_LINEAR_ROWS : MAX_LINEAR_ROWS;
-        return (dtype == DType.F32 || dtype == DType.BF16) && rows >= 1 && rows <= maxRows
+        return weight instanceof WeightFormat.Dense dense && dense.dtype() == dtype
+                && (dtype == DType.F32 || dtype == DType.BF16) && rows >= 1 && rows <= maxRows
                 && in * rows <= Integer.MAX_VALUE && out * rows <= Integer.MAX_VALUE;
     }
 

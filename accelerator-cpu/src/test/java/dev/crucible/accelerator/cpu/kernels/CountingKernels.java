@@ -1,6 +1,7 @@
 package dev.crucible.accelerator.cpu.kernels;
 
 import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.WeightFormat;
 import dev.crucible.torch.HostKernels;
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
@@ -24,8 +25,8 @@ final class CountingKernels implements HostKernels {
     }
 
     @Override
-    public boolean takesLinear(DType dtype, long rows, long in, long out) {
-        return delegate.takesLinear(dtype, rows, in, out);
+    public boolean takesLinear(WeightFormat weight, DType dtype, long rows, long in, long out) {
+        return delegate.takesLinear(weight, dtype, rows, in, out);
     }
 
     @Override

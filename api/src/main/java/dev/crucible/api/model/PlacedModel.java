@@ -1,0 +1,378 @@
+package dev.crucible.api.model;
+
+import dev.crucible.api.UserInputException;
+import dev.crucible.api.io.Checkpoint;
+import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.quant.QuantizedHostTensor;
+import dev.crucible.api.quant.WeightCodec;
+import dev.crucible.api.tensor.QuantizedTensor;
+import dev.crucible.api.tensor.Tensor;
+import dev.crucible.api.tensor.TensorOps;
+import dev.crucible.api.tensor.TensorScope;
+import dev.crucible.api.tensor.WeightFormat;
+import java.lang.foreign.Arena;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A model placed on a device, the same on every backend: the checkpoint's weights bound to the one
+ * {@link Transformer}, the adapters beside them, the rotary tables, and what owns and frees all of it. A backend
+ * supplies only a {@link Placement} (its ops, compute dtype and how a host tensor reaches the device); inference,
+ * training and merging build on this class rather than each placing the checkpoint again.
+ *
+ * <p>Not thread-safe for changes: adapters and tables change on the caller's thread, between requests; batches
+ * running at once only read.
+ */
+public final class PlacedModel implements AutoCloseable {
+
+    /** Rotary tables start long enough for short prompts and grow by doubling (see {@link #ensureTables}). */
+    private static final int INITIAL_TABLE_LENGTH = 256;
+
+    private final ModelConfig config;
+    private final Placement placement;
+    private final TensorOps ops;
+    private final Transformer transformer;
+    private final Map<String, Tensor> placed;
+    private final Quantized quantized;
+    private final Map<String, LoraLinear> linears = new LinkedHashMap<>();
+    private final RotaryEmbedding rotary;
+    private Tensor cosTable;
+    private Tensor sinTable;
+    private int tableLength;
+    private boolean closed;
+
+    private PlacedModel(ModelConfig config, Placement placement, TransformerWeights weights,
+                        Map<String, Tensor> placed, Quantized quantized) {
+        this.config = config;
+        this.placement = placement;
+        this.ops = placement.ops();
+        this.transformer = new Transformer(config, weights);
+        this.placed = Collections.unmodifiableMap(placed);
+        this.quantized = quantized;
+        this.rotary = new RotaryEmbedding(config);
+        for (LoraLinear linear : weights.linears()) {
+            linears.put(linear.module(), linear);
+        }
+    }
+
+    /**
+     * Copies every weight {@code config} needs from {@code checkpoint} onto the device, once each, in the
+     * placement's compute dtype. The checkpoint must stay open until this returns; the model holds copies only.
+     */
+    public static PlacedModel place(ModelConfig config, Checkpoint checkpoint, Placement placement) {
+        TensorOps ops = placement.ops();
+        DType dtype = placement.computeDtype();
+        Map<String, Tensor> placed = new LinkedHashMap<>();
+        Quantized quantized = new Quantized(placement);
+        WeightSource source = new WeightSource() {
+            @Override
+            public boolean contains(String name) {
+                return checkpoint.contains(name);
+            }
+
+            @Override
+            public long[] shape(String name) {
+                return checkpoint.info(name).shape();
+            }
+
+            @Override
+            public Tensor load(String name) {
+                WeightFormat format = placement.format(name);
+                if (!(format instanceof WeightFormat.Dense dense)) {
+                    throw new IllegalStateException(name + " is placed as " + format + ", which only projections take");
+                }
+                Tensor tensor = ops.retain(placement.toDevice(floatingPoint(checkpoint, name), dense.dtype()));
+                placed.put(name, tensor);
+                return tensor;
+            }
+
+            @Override
+            public QuantizedTensor loadQuantized(String name) {
+                WeightFormat format = placement.format(name);
+                return format instanceof WeightFormat.Dense ? null
+                        : quantized.place(floatingPoint(checkpoint, name), format, dtype);
+            }
+        };
+        PlacedModel model = null;
+        try (TensorScope scope = ops.openScope()) {
+            model = new PlacedModel(config, placement, TransformerWeights.bind(config, source), placed, quantized);
+            model.ensureTables(INITIAL_TABLE_LENGTH);
+            return model;
+        } catch (RuntimeException | Error e) {
+            if (model != null) {
+                model.close();
+            } else {
+                placed.values().forEach(ops::release);
+                quantized.release();
+            }
+            throw e;
+        }
+    }
+
+    private static HostTensor floatingPoint(Checkpoint checkpoint, String name) {
+        HostTensor host = checkpoint.tensor(name);
+        if (!host.dtype().isFloatingPoint()) {
+            throw new UserInputException("checkpoint tensor " + name + " is " + host.dtype()
+                    + "; quantized or integer weights are not supported by this loader");
+        }
+        return host;
+    }
+
+    public ModelConfig config() {
+        return config;
+    }
+
+    /** The dtype weights are placed in and activations computed in. */
+    public DType dtype() {
+        return placement.computeDtype();
+    }
+
+    /** The ops that own this model's tensors. */
+    public TensorOps ops() {
+        return ops;
+    }
+
+    public Transformer transformer() {
+        checkOpen();
+        return transformer;
+    }
+
+    /**
+     * Every tensor placed from the checkpoint by its checkpoint name, in the order placed (a tied output head is
+     * the embedding, once, under the embedding's name): what full fine-tuning trains.
+     */
+    public Map<String, Tensor> placedTensors() {
+        return placed;
+    }
+
+    /** Every projection an adapter can attach to, layer by layer, attention before MLP. */
+    public List<LinearModule> linearModules() {
+        return linears.values().stream()
+                .map(linear -> new LinearModule(linear.module(), linear.inFeatures(), linear.outFeatures()))
+                .toList();
+    }
+
+    /** The projection named as PEFT targets it, e.g. {@code model.layers.0.self_attn.q_proj}. */
+    public LoraLinear linear(String module) {
+        LoraLinear linear = linears.get(module);
+        if (linear == null) {
+            throw new IllegalArgumentException("no adaptable projection named '" + module + "'; names look like "
+                    + linears.keySet().iterator().next());
+        }
+        return linear;
+    }
+
+    /**
+     * Places {@code factors} beside {@code module}'s base weight in the placement's adapter dtype, replacing (and
+     * freeing) any adapter there; the base weight is untouched.
+     */
+    public void setAdapter(String module, LoraFactors factors) {
+        checkOpen();
+        LoraLinear linear = linear(module);
+        DType dtype = placement.adapterDtype();
+        try (TensorScope scope = ops.openScope()) {
+            Tensor a = ops.retain(placement.toDevice(factors.a(), dtype));
+            Tensor b = ops.retain(placement.toDevice(factors.b(), dtype));
+            attach(linear, a, b, factors.scale());
+        }
+    }
+
+    /**
+     * Attaches device factors {@code a [r, in]} and {@code b [out, r]}, retained by the caller, which this model
+     * now owns and frees (training's trainable factors).
+     */
+    public void attachAdapter(String module, Tensor a, Tensor b, double scale) {
+        checkOpen();
+        attach(linear(module), a, b, scale);
+    }
+
+    private void attach(LoraLinear linear, Tensor a, Tensor b, double scale) {
+        LoraLinear.Adapter previous;
+        try {
+            previous = linear.setAdapter(a, b, scale);
+        } catch (RuntimeException e) {
+            ops.release(a);
+            ops.release(b);
+            throw e;
+        }
+        release(previous);
+    }
+
+    /**
+     * Sets every adapter's B to zero, so the model computes exactly its base weights while the adapters stay in
+     * place (an abliteration trial's reset). B is replaced by zeros rather than written in place, which every
+     * backend can do; nothing else holds it.
+     */
+    public void zeroAdapters() {
+        checkOpen();
+        try (TensorScope scope = ops.openScope()) {
+            for (LoraLinear linear : linears.values()) {
+                LoraLinear.Adapter adapter = linear.adapter();
+                if (adapter != null) {
+                    Tensor zero = ops.retain(ops.zeros(adapter.b().dtype(), adapter.b().shape()));
+                    linear.setAdapter(adapter.a(), zero, adapter.scale());
+                    ops.release(adapter.b());
+                }
+            }
+        }
+    }
+
+    /** Drops every adapter and frees its memory. */
+    public void removeAdapters() {
+        checkOpen();
+        for (LoraLinear linear : linears.values()) {
+            release(linear.removeAdapter());
+        }
+    }
+
+    /**
+     * {@code W + scale·B·A} for every projection with an adapter, computed in float32 from {@code base}'s stored
+     * weight (not the device copy, which may be in a narrower dtype) and rounded once to the stored dtype, on the
+     * host under the base tensor's name.
+     */
+    public MergedWeights merge(Checkpoint base) {
+        checkOpen();
+        Arena arena = Arena.ofShared();
+        Map<String, HostTensor> merged = new LinkedHashMap<>();
+        try {
+            for (LoraLinear linear : linears.values()) {
+                LoraLinear.Adapter adapter = linear.adapter();
+                if (adapter == null) {
+                    continue;
+                }
+                String name = linear.module() + ".weight";
+                HostTensor stored = base.tensor(name);
+                try (TensorScope scope = ops.openScope()) {
+                    Tensor weight = placement.toDevice(stored, DType.F32);
+                    Tensor a = ops.cast(adapter.a(), DType.F32);
+                    Tensor b = ops.cast(adapter.b(), DType.F32);
+                    Tensor delta = ops.scale(ops.matmul(b, a), adapter.scale());
+                    Tensor sum = ops.cast(ops.add(weight, delta), stored.dtype());
+                    merged.put(name, HostTensor.fromFloats(name, stored.dtype(), stored.shape(), ops.readFloats(sum),
+                            arena));
+                }
+            }
+            return new MergedWeights(merged, arena);
+        } catch (RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Makes the rotary tables cover at least {@code positions}, regrown by doubling so that long runs rebuild them
+     * rarely. Call it before batches that may run at once start: they only read the tables.
+     */
+    public void ensureTables(int positions) {
+        checkOpen();
+        if (positions <= tableLength) {
+            return;
+        }
+        int length = Math.max(positions, Math.max(2 * tableLength, INITIAL_TABLE_LENGTH));
+        DType dtype = dtype();
+        try (TensorScope scope = ops.openScope()) {
+            int width = rotary.headDim();
+            Tensor cos = ops.retain(ops.cast(ops.constant(rotary.cosTable(length), length, width), dtype));
+            Tensor sin = ops.retain(ops.cast(ops.constant(rotary.sinTable(length), length, width), dtype));
+            releaseTables();
+            cosTable = cos;
+            sinTable = sin;
+        }
+        tableLength = length;
+    }
+
+    /** {@code [P, headDim]} cos of every position below {@link #ensureTables}' length, in the compute dtype. */
+    public Tensor cosTable() {
+        return cosTable;
+    }
+
+    /** {@code [P, headDim]} sin of every position below {@link #ensureTables}' length, in the compute dtype. */
+    public Tensor sinTable() {
+        return sinTable;
+    }
+
+    private void releaseTables() {
+        if (cosTable != null) {
+            ops.release(cosTable);
+            ops.release(sinTable);
+            cosTable = null;
+            sinTable = null;
+            tableLength = 0;
+        }
+    }
+
+    private void release(LoraLinear.Adapter adapter) {
+        if (adapter != null) {
+            ops.release(adapter.a());
+            ops.release(adapter.b());
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this model was closed");
+        }
+    }
+
+    /** Frees every tensor it owns: adapters, tables and weights. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (LoraLinear linear : linears.values()) {
+            release(linear.removeAdapter());
+        }
+        releaseTables();
+        List<Tensor> weights = new ArrayList<>(placed.values());
+        weights.forEach(ops::release);
+        quantized.release();
+    }
+
+    /**
+     * The weights kept quantized: each one's parts and, once per format, the codebook they share; all encoded on
+     * the host by the format's {@link WeightCodec} and placed part by part.
+     */
+    private static final class Quantized {
+        private final Placement placement;
+        private final List<QuantizedTensor> weights = new ArrayList<>();
+        private final Map<WeightFormat, Tensor> codebooks = new LinkedHashMap<>();
+
+        Quantized(Placement placement) {
+            this.placement = placement;
+        }
+
+        QuantizedTensor place(HostTensor host, WeightFormat format, DType dtype) {
+            TensorOps ops = placement.ops();
+            WeightCodec codec = WeightCodec.of(format);
+            QuantizedHostTensor parts = codec.encode(host.name(), host.toFloatArray(), host.shape());
+            Tensor codebook = codec.codebook().map(table -> codebooks.computeIfAbsent(format,
+                    f -> ops.retain(placement.toDevice(table, table.dtype())))).orElse(null);
+            Tensor data = ops.retain(placement.toDevice(parts.data(), parts.data().dtype()));
+            Tensor scales = ops.retain(placement.toDevice(parts.scales(), parts.scales().dtype()));
+            Tensor zeroPoints = parts.zeroPoints() == null ? null
+                    : ops.retain(placement.toDevice(parts.zeroPoints(), parts.zeroPoints().dtype()));
+            QuantizedTensor weight = new QuantizedTensor(format, host.shape(), dtype, data, scales, zeroPoints, codebook);
+            weights.add(weight);
+            return weight;
+        }
+
+        void release() {
+            TensorOps ops = placement.ops();
+            weights.forEach(weight -> weight.parts().forEach(ops::release));
+            weights.clear();
+            codebooks.values().forEach(ops::release);
+            codebooks.clear();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "PlacedModel[" + config.architecture().modelType() + ", " + dtype() + ", " + Objects.toString(ops) + "]";
+    }
+}

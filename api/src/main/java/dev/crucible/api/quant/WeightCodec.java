@@ -1,0 +1,34 @@
+package dev.crucible.api.quant;
+
+import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.WeightFormat;
+import java.util.Optional;
+
+/**
+ * Quantizes float weights into one {@link WeightFormat}'s parts and back, on the host. One codec per format serves
+ * the loader (quantize while a checkpoint loads), the tests (the reference every kernel is checked against) and the
+ * file writers; a backend's kernels only ever read the parts.
+ */
+public interface WeightCodec {
+
+    WeightFormat format();
+
+    /** {@code values}, row-major of {@code shape}, in this format; the parts are heap tensors. */
+    QuantizedHostTensor encode(String name, float[] values, long[] shape);
+
+    /** The values {@code tensor} stands for, row-major, in float32. */
+    float[] decode(QuantizedHostTensor tensor);
+
+    /** A lookup table the format's dequantization reads on the device (see {@link dev.crucible.api.tensor.QuantizedTensor}), if any. */
+    default Optional<HostTensor> codebook() {
+        return Optional.empty();
+    }
+
+    /** The codec for {@code format}; a format without one yet is refused by name. */
+    static WeightCodec of(WeightFormat format) {
+        if (format instanceof WeightFormat.Nf4 nf4) {
+            return new Nf4Codec(nf4);
+        }
+        throw new UnsupportedOperationException("no codec for " + format + " yet");
+    }
+}
