@@ -2,11 +2,13 @@ package dev.crucible.accelerator.xla;
 
 import dev.crucible.accelerator.xla.pjrt.ClientOptions;
 import dev.crucible.accelerator.xla.pjrt.NamedValue;
+import dev.crucible.accelerator.xla.pjrt.PjrtPlugin;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.model.DType;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -88,6 +90,19 @@ public class XlaBackend implements HardwareBackend {
         } catch (UserInputException e) {
             details.put("problem", e.getMessage());
         }
+    }
+
+    /**
+     * Loads the plugin {@code probe} found, for set-up and lowering (detection never loads anything). Without a TPU
+     * chip libtpu is told to skip its cloud metadata query, which would otherwise wait on a server that is not there.
+     */
+    public static PjrtPlugin loadPlugin(Probe probe) {
+        String library = probe.details().get("plugin");
+        if (library == null) {
+            throw new UserInputException("no PJRT plugin to load: " + probe.reason());
+        }
+        boolean chipless = "tpu".equals(probe.details().get("platform")) && !probe.details().containsKey("tpu_chips");
+        return PjrtPlugin.load(Path.of(library), chipless ? Map.of("TPU_SKIP_MDS_QUERY", "1") : Map.of());
     }
 
     private static boolean isTpu(PjrtPluginLocator.Plugin plugin, List<PjrtPluginLocator.TpuChip> chips) {
