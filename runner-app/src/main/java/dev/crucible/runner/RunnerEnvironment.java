@@ -12,14 +12,22 @@ import java.util.Optional;
  *
  * @param env         environment variables
  * @param distHome    the distribution folder ({@code lib/} and {@code plugins/}), empty when run from classes
+ * @param terminal    the person at the keyboard, or {@link Terminal#NONE}
  */
-public record RunnerEnvironment(Map<String, String> env, Optional<Path> distHome) {
+public record RunnerEnvironment(Map<String, String> env, Optional<Path> distHome, Terminal terminal) {
     public RunnerEnvironment {
         env = Map.copyOf(env);
+        java.util.Objects.requireNonNull(terminal, "terminal is null");
+    }
+
+    /** An environment without a terminal, as scripts and CI have. */
+    public RunnerEnvironment(Map<String, String> env, Optional<Path> distHome) {
+        this(env, distHome, Terminal.NONE);
     }
 
     public static RunnerEnvironment system() {
-        return new RunnerEnvironment(System.getenv(), locateDistribution());
+        Map<String, String> env = System.getenv();
+        return new RunnerEnvironment(env, locateDistribution(), Terminal.system(env));
     }
 
     public Optional<String> get(String name) {

@@ -65,19 +65,31 @@ public final class Abliterator {
      * for the test sets. {@code progress} receives one line per step.
      */
     public void prepare(Consumer<String> progress) {
+        prepare(progress, Optional.empty());
+    }
+
+    /**
+     * As {@link #prepare(Consumer)}, but what {@code earlier} holds (a study's cache, computed for this model,
+     * these prompts and these options) is taken as it is instead of being computed again.
+     */
+    public void prepare(Consumer<String> progress, Optional<StudyCache.Prepared> earlier) {
         evaluation = new ModelOutputs.EvaluationPrompts(
                 Map.of(PromptSet.HARMFUL, prompts.harmfulTest().texts(), PromptSet.HARMLESS, prompts.harmlessTest().texts()),
                 Map.of(PromptSet.HARMFUL, encode(prompts.harmfulTest()), PromptSet.HARMLESS, encode(prompts.harmlessTest())));
-        progress.accept("residuals of " + prompts.harmfulTrain().texts().size() + " harmful and "
-                + prompts.harmlessTrain().texts().size() + " harmless training prompts");
-        long start = System.nanoTime();
-        List<int[]> badIds = encode(prompts.harmfulTrain());
-        List<int[]> goodIds = encode(prompts.harmlessTrain());
-        PassProgress pass = new PassProgress("residuals", badIds.size() + goodIds.size(), progress, System::nanoTime);
-        List<Activations> bad = forward(badIds, pass);
-        List<Activations> good = forward(goodIds, pass);
-        directions = RefusalDirections.compute(bad, good, options.winsorizationQuantile(), options.orthogonalize());
-        timings.add("directions", System.nanoTime() - start);
+        if (earlier.isPresent()) {
+            directions = earlier.get().directions();
+        } else {
+            progress.accept("residuals of " + prompts.harmfulTrain().texts().size() + " harmful and "
+                    + prompts.harmlessTrain().texts().size() + " harmless training prompts");
+            long start = System.nanoTime();
+            List<int[]> badIds = encode(prompts.harmfulTrain());
+            List<int[]> goodIds = encode(prompts.harmlessTrain());
+            PassProgress pass = new PassProgress("residuals", badIds.size() + goodIds.size(), progress, System::nanoTime);
+            List<Activations> bad = forward(badIds, pass);
+            List<Activations> good = forward(goodIds, pass);
+            directions = RefusalDirections.compute(bad, good, options.winsorizationQuantile(), options.orthogonalize());
+            timings.add("directions", System.nanoTime() - start);
+        }
         for (LinearModule module : session.model().linearModules()) {
             if (isEdited(module.name())) {
                 HostTensor tensor = session.checkpoint().tensor(module.name() + ".weight");
@@ -86,10 +98,19 @@ public final class Abliterator {
                         AblationAdapter.rowNorms(values, (int) module.outFeatures(), (int) module.inFeatures())));
             }
         }
-        progress.accept("base model outputs on " + prompts.harmfulTest().texts().size() + " harmful and "
-                + prompts.harmlessTest().texts().size() + " harmless test prompts");
         session.model().zeroAdapters();
         base = outputs(null);
+        if (earlier.isPresent()) {
+            base.restore(earlier.get().baseResponses(), earlier.get().baseLogProbs());
+        } else {
+            progress.accept("base model outputs on " + prompts.harmfulTest().texts().size() + " harmful and "
+                    + prompts.harmlessTest().texts().size() + " harmless test prompts");
+        }
+    }
+
+    /** What {@link #prepare} computed and the base model's outputs so far, for the study to keep. */
+    public StudyCache.Prepared prepared() {
+        return new StudyCache.Prepared(options.responsePrefix(), directions, base.computedResponses(), base.computedLogProbs());
     }
 
     private ModelOutputs outputs(ModelOutputs baseline) {

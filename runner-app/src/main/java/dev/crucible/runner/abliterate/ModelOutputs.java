@@ -89,6 +89,23 @@ public final class ModelOutputs implements ScoringContext {
         return (baseline == null ? this : baseline).firstTokenLogProbs(set);
     }
 
+    /** The responses computed (or restored) so far, by set: what a study keeps of its base model. */
+    public synchronized Map<PromptSet, List<String>> computedResponses() {
+        return new EnumMap<>(responses);
+    }
+
+    /** The first-token log-probabilities computed (or restored) so far, by set. */
+    public synchronized Map<PromptSet, float[][]> computedLogProbs() {
+        return new EnumMap<>(logProbs);
+    }
+
+    /** Outputs of this same model state computed by an earlier run; they are used instead of computing them again. */
+    public synchronized void restore(Map<PromptSet, List<String>> earlierResponses, Map<PromptSet, float[][]> earlierLogProbs) {
+        checkNotFrozen();
+        earlierResponses.forEach((set, texts) -> responses.put(set, List.copyOf(texts)));
+        logProbs.putAll(earlierLogProbs);
+    }
+
     /** Computes the log-probabilities of every set, then refuses further computation (see class comment). */
     public synchronized void freeze() {
         for (PromptSet set : PromptSet.values()) {

@@ -1,9 +1,6 @@
 package dev.crucible.runner.cli;
 
 import dev.crucible.runner.abliterate.config.RowNormalization;
-import com.github.freva.asciitable.AsciiTable;
-import com.github.freva.asciitable.Column;
-import com.github.freva.asciitable.HorizontalAlign;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.scoring.Optimization;
@@ -15,13 +12,13 @@ import dev.crucible.runner.abliterate.AblationParameters;
 import dev.crucible.runner.abliterate.ParetoPlot;
 import dev.crucible.runner.abliterate.ResponsePrefix;
 import dev.crucible.runner.abliterate.SearchSpace;
+import dev.crucible.runner.abliterate.StudyCache;
 import dev.crucible.runner.abliterate.StudyLoop;
 import dev.crucible.runner.abliterate.TrialSelection;
 import dev.crucible.runner.abliterate.config.AbliterationSettings;
 import dev.crucible.runner.abliterate.config.ScorerSpec;
 import dev.crucible.runner.abliterate.config.Setting;
 import dev.crucible.runner.abliterate.config.SettingsLoader;
-import dev.crucible.runner.bench.ProcessMemory;
 import dev.crucible.runner.export.ModelExporter;
 import dev.crucible.runner.export.PeftAdapterWriter;
 import dev.crucible.runner.export.Reproduction;
@@ -42,7 +39,6 @@ import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -154,68 +150,143 @@ public final class AbliterateCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         // In --json mode stdout carries only the final object; everything a person reads goes to stderr.
         PrintWriter log = json ? err : out;
-        AbliterationSettings settings = SettingsLoader.load(Optional.ofNullable(config), host.environment().env(),
-                commandLineOverrides(), Path.of("").toAbsolutePath());
-        log.println(settings.seedGenerated()
-                ? "seed " + settings.seed() + " (drawn at random; pass --seed " + settings.seed() + " to repeat this run)"
-                : "seed " + settings.seed());
+        AbliterationSettings settings = loadSettings(Map.of());
         Optional<Path> exportDir = exportTarget(settings);
         boolean adapterExport = exportAdapter != null || (export == null && settings.exportFormat().name().equals("ADAPTER"));
         exportDir.ifPresent(dir -> checkExportTarget(dir));
         List<StudyLoop.ScorerInstance> scorers = scorers(settings.scorers());
         Abliterator.Prompts prompts = loadPrompts(settings);
         String modelSpec = settings.model().orElseGet(() -> DemoModel.require(host.environment()).toString());
-        log.println("model " + modelSpec);
-
+        Path modelDir = ModelSession.resolveModel(host, modelSpec);
+        Path studyDir = settings.studyDir().orElse(Path.of("studies", folderName(modelDir)));
+        Optional<Interactive> person = Interactive.of(host.environment().terminal(), settings.headless(), log);
         AtomicBoolean stop = new AtomicBoolean();
-        try (ModelSession session = ModelSession.open(host, DeviceRequest.parse(settings.device()), threads(settings), modelSpec, settings.dtype());
+        try {
+            StudyStart start = StudyStart.find(studyDir, settings.onExisting(), person);
+            boolean exportsATrial = exportDir.isPresent() && (trial != null || settings.exportTrial().isPresent());
+            Map<String, Object> fromStudy = start.overrides(settings, exportsATrial);
+            if (!fromStudy.isEmpty()) {
+                settings = loadSettings(fromStudy);
+            }
+            log.println(settings.seedGenerated()
+                    ? "seed " + settings.seed() + " (drawn at random; pass --seed " + settings.seed() + " to repeat this run)"
+                    : "seed " + settings.seed() + (fromStudy.containsKey(Setting.SEED.key()) ? " (the study's)" : ""));
+            log.println("model " + modelSpec);
+            StudyCache cache = StudyCache.in(studyDir);
+            StudyCache.Inputs inputs = StudyCache.Inputs.of(modelDir, prompts, cache.earlierModelFiles());
+            start.checkInputs(cache, inputs);
+            return run(settings, start, cache, inputs, prompts, scorers, modelDir, exportDir, adapterExport, person, stop, out, log);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private int run(AbliterationSettings settings, StudyStart start, StudyCache cache, StudyCache.Inputs inputs,
+                    Abliterator.Prompts prompts, List<StudyLoop.ScorerInstance> scorers, Path modelDir, Optional<Path> exportDir,
+                    boolean adapterExport, Optional<Interactive> person, AtomicBoolean stop, PrintWriter out, PrintWriter log)
+            throws IOException {
+        Path studyDir = start.dir();
+        try (ModelSession session = ModelSession.open(host, DeviceRequest.parse(settings.device()), threads(settings), modelDir.toString(), settings.dtype());
              Interrupts interrupts = Interrupts.install(stop, log)) {
             log.println("device " + session.backend().id() + ", " + session.model().dtype().userName() + ", "
                     + session.config().numLayers() + " layers");
-            String prefix = responsePrefix(settings, session, prompts);
+            StudyCache.Key key = new StudyCache.Key(inputs, StudyStart.computation(settings, session));
+            Optional<StudyCache.Prepared> earlier = cache.lookup(key);
+            earlier.ifPresent(p -> log.println("directions and base model outputs: from " + cache.file()));
+            String prefix = earlier.map(StudyCache.Prepared::responsePrefix).orElseGet(() -> responsePrefix(settings, session, prompts));
             Abliterator abliterator = new Abliterator(session, prompts, new Abliterator.Options(prefix,
                     settings.maxResponseLength(), settings.batchSize(), settings.rowNormalization(),
                     settings.loraRank(), settings.winsorizationQuantile(), settings.orthogonalize(), settings.seed()));
-            abliterator.prepare(line -> log.println("computing " + line + " ..."));
+            abliterator.prepare(line -> log.println("computing " + line + " ..."), earlier);
             StudyLoop loop = new StudyLoop(abliterator, scorers, stop, new SearchSpace(session.config().numLayers(),
                     settings.directionScopes().stream().map(scope -> scope.name().toLowerCase(Locale.ROOT)).toList()));
             List<Objective> objectives = scorers.stream().map(StudyLoop.ScorerInstance::objective).toList();
-            Path studyDir = settings.studyDir().orElse(Path.of("studies", folderName(session.modelDir())));
             StudyHeader header = StudyHeader.of(settings.seed(), objectives, loop.space().distributions(), identity(settings, session, prefix));
-            try (StudyJournal journal = openJournal(studyDir, header, settings, log)) {
+            try (StudyJournal journal = openJournal(studyDir, header, start.mode(), log)) {
                 Study study = new Study(objectives, new TpeSampler(new TpeSampler.Settings(settings.nStartupTrials(),
                         settings.nCandidates(), TpeSampler.Settings.DEFAULT_PRIOR_WEIGHT)), journal.header().seed());
                 journal.trials().forEach(study::replay);
                 if (!journal.trials().isEmpty()) {
-                    log.println("continuing study " + studyDir + " at trial " + study.nextTrialNumber());
+                    log.println(study.trials().size() < settings.nTrials()
+                            ? "continuing study " + studyDir + " at trial " + study.nextTrialNumber()
+                            : "study " + studyDir + " has " + study.trials().size() + " trials; no more are run"
+                                    + " (--trials N asks for more)");
                 }
                 List<Score> baselines = loop.baselines();
+                keep(cache, key, abliterator.prepared(), earlier, log);
                 log.println("base model: " + describe(objectives, baselines));
-                TrialProgress progress = new TrialProgress(log, settings.nTrials(), study.trials().size(), objectives);
-                loop.run(study, journal, settings.nTrials(), progress);
-                progress.close();
+                boolean trialsToRun = study.trials().size() < settings.nTrials();
+                if (trialsToRun) {
+                    log.println(FrontReport.NOTATION);
+                }
+                try (TrialProgress progress = new TrialProgress(log, host.environment().terminal().redraws() && !json,
+                        settings.nTrials(), study.trials().size(), objectives)) {
+                    loop.run(study, journal, settings.nTrials(), progress);
+                }
                 if (stop.get()) {
                     log.println("stopped by Ctrl+C after " + study.trials().size() + " trials; continue later with the same --study");
                 }
                 List<FrozenTrial> front = study.paretoFront();
-                printFront(log, front, objectives);
-                log.println("time: " + abliterator.timings());
+                if (!trialsToRun && !front.isEmpty()) {
+                    log.println(FrontReport.NOTATION);
+                }
+                FrontReport.printFront(log, front, objectives);
+                if (!abliterator.timings().seconds().isEmpty()) {
+                    log.println("time: " + abliterator.timings());
+                }
                 Path plot = studyDir.resolve("pareto_front.png");
                 writePlot(plot, study.trials(), front, objectives, baselines);
                 log.println("plot: " + plot);
 
-                Optional<FrozenTrial> chosen = choose(settings, study, objectives, log);
+                Optional<FrozenTrial> recommended = TrialSelection.best(front, objectives, settings.maxKl());
+                String modelName = folderName(modelDir);
+                if (!study.trials().isEmpty()) {
+                    FrontReport.printRecommendation(log, recommended, objectives, settings.maxKl(), exportDir.isPresent() ? Optional.empty()
+                            : recommended.map(t -> ExportCommandLine.of(spec.commandLine().getParseResult(), studyDir, t.number(),
+                                    ExportCommandLine.freeFolder(modelName, ""))));
+                }
+                Optional<FrozenTrial> chosen = choose(settings, study, objectives, person, log);
                 if (chosen.isPresent() && exportDir.isPresent() && !stop.get()) {
                     exportTrial(session, abliterator, chosen.get(), exportDir.get(), adapterExport, settings, baselines, objectives, log);
+                }
+                if (person.isPresent() && exportDir.isEmpty() && !json && !stop.get() && !study.trials().isEmpty()) {
+                    interrupts.close(); // in the menu, Ctrl+C quits as it does anywhere else
+                    new TrialMenu(person.get(), log, study.trials(), recommended, t -> describe(objectives, t.scores()),
+                            () -> ExportCommandLine.freeFolder(modelName, ""), () -> ExportCommandLine.freeFolder(modelName, "-adapter"))
+                            .run(new MenuActions(session, abliterator, scorers, settings, baselines, objectives, host.environment().terminal(),
+                                    (t, dir, adapter) -> {
+                                        checkExportTarget(dir);
+                                        exportTrial(session, abliterator, t, dir, adapter, settings, baselines, objectives, log);
+                                    }, out, log));
                 }
                 if (json) {
                     out.println(Json.write(StudyReport.of(objectives, baselines, study.trials(), front, chosen, settings)));
                 }
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
         return stop.get() ? 130 : 0;
+    }
+
+    private AbliterationSettings loadSettings(Map<String, Object> fromStudy) {
+        Map<String, Object> overrides = commandLineOverrides();
+        overrides.putAll(fromStudy);
+        return SettingsLoader.load(Optional.ofNullable(config), host.environment().env(), overrides, Path.of("").toAbsolutePath());
+    }
+
+    /** Keeps what the trials need with the study, unless it is there already; a cache that cannot be written only costs time later. */
+    private static void keep(StudyCache cache, StudyCache.Key key, StudyCache.Prepared prepared, Optional<StudyCache.Prepared> earlier,
+                             PrintWriter log) {
+        boolean grew = earlier.isEmpty() || !earlier.get().baseResponses().keySet().equals(prepared.baseResponses().keySet())
+                || !earlier.get().baseLogProbs().keySet().equals(prepared.baseLogProbs().keySet());
+        if (!grew) {
+            return;
+        }
+        try {
+            cache.save(key, prepared);
+        } catch (UncheckedIOException e) {
+            log.println("warning: cannot write " + cache.file() + " (" + e.getCause().getMessage()
+                    + "); a later run on this study computes the directions again");
+        }
     }
 
     /** The flags the user gave, by config key; options not given are absent so lower layers keep their say. */
@@ -322,20 +393,13 @@ public final class AbliterateCommand implements Callable<Integer> {
         return id;
     }
 
-    private StudyJournal openJournal(Path dir, StudyHeader header, AbliterationSettings settings, PrintWriter log) throws IOException {
-        OnExisting mode = settings.onExisting().orElse(null);
-        if (mode == null) {
-            boolean exists = Files.isRegularFile(dir.resolve(StudyJournal.FILE_NAME));
-            mode = exists && !settings.headless() && Interactive.available()
-                    ? OnExisting.parse(Interactive.ask(log, "study " + dir + " exists: continue, restart or exit? [continue] ", "continue"))
-                    : OnExisting.CONTINUE;
-        }
+    private static StudyJournal openJournal(Path dir, StudyHeader header, OnExisting mode, PrintWriter log) throws IOException {
         StudyJournal journal = StudyJournal.open(dir, header, mode);
         journal.backup().ifPresent(b -> log.println("restarting: the old journal was kept as " + b));
         return journal;
     }
 
-    private static String describe(List<Objective> objectives, List<Score> scores) {
+    static String describe(List<Objective> objectives, List<Score> scores) {
         List<String> parts = new ArrayList<>();
         for (int i = 0; i < objectives.size(); i++) {
             parts.add(label(objectives.get(i).name()) + ": " + scores.get(i).display());
@@ -349,31 +413,6 @@ public final class AbliterateCommand implements Callable<Integer> {
             case "kl_divergence" -> "KL divergence";
             default -> instance;
         };
-    }
-
-    private static void printFront(PrintWriter log, List<FrozenTrial> front, List<Objective> objectives) {
-        log.println();
-        log.println("Pareto front (" + front.size() + " trials):");
-        List<Column> columns = new ArrayList<>();
-        List<FrozenTrial> rows = front.stream().sorted(java.util.Comparator.comparingDouble(t -> t.scores().getFirst().value())).toList();
-        columns.add(new Column().header("trial").dataAlign(HorizontalAlign.RIGHT));
-        for (Objective o : objectives) {
-            columns.add(new Column().header(label(o.name())).dataAlign(HorizontalAlign.RIGHT));
-        }
-        columns.add(new Column().header("parameters").dataAlign(HorizontalAlign.LEFT).maxWidth(90));
-        String[][] data = new String[rows.size()][];
-        for (int r = 0; r < rows.size(); r++) {
-            FrozenTrial t = rows.get(r);
-            List<String> cells = new ArrayList<>();
-            cells.add(Integer.toString(t.number()));
-            t.scores().forEach(s -> cells.add(s.display()));
-            cells.add(AblationParameters.fromTrial(t.params()).toString());
-            data[r] = cells.toArray(String[]::new);
-        }
-        log.println(AsciiTable.getTable(AsciiTable.BASIC_ASCII_NO_DATA_SEPARATORS, columns.toArray(Column[]::new), data));
-        for (FrozenTrial t : rows) {
-            log.println("[Trial " + t.number() + "] " + describe(objectives, t.scores()));
-        }
     }
 
     private static void writePlot(Path file, List<FrozenTrial> trials, List<FrozenTrial> front, List<Objective> objectives,
@@ -399,7 +438,8 @@ public final class AbliterateCommand implements Callable<Integer> {
         return Math.min(fallback, objectives.size() - 1);
     }
 
-    private Optional<FrozenTrial> choose(AbliterationSettings settings, Study study, List<Objective> objectives, PrintWriter log) {
+    private Optional<FrozenTrial> choose(AbliterationSettings settings, Study study, List<Objective> objectives,
+                                         Optional<Interactive> person, PrintWriter log) {
         if (study.trials().isEmpty()) {
             return Optional.empty();
         }
@@ -413,8 +453,8 @@ public final class AbliterateCommand implements Callable<Integer> {
         if (settings.exportTrial().isPresent()) {
             return Optional.of(TrialSelection.byNumber(study.trials(), settings.exportTrial().getAsInt()));
         }
-        if (exportTarget(settings).isPresent() && !settings.headless() && Interactive.available()) {
-            String answer = Interactive.ask(log, "export which trial? (number, best, or Enter to skip) ", "");
+        if (exportTarget(settings).isPresent() && person.isPresent()) {
+            String answer = person.get().ask("export which trial? (number, best, or Enter to skip) ", "");
             if (answer.isBlank()) {
                 return Optional.empty();
             }
@@ -442,7 +482,7 @@ public final class AbliterateCommand implements Callable<Integer> {
         log.println("exported " + dir + " (reproduce.json records settings, scores and SHA-256 of every file)");
     }
 
-    private static String folderName(Path modelDir) {
+    static String folderName(Path modelDir) {
         Path name = modelDir.toAbsolutePath().normalize().getFileName();
         // A hub snapshot folder is a commit hash: name the study after the repository instead.
         if (name != null && name.toString().matches("[0-9a-f]{40}") && modelDir.toAbsolutePath().normalize().getParent() != null) {
@@ -452,43 +492,5 @@ public final class AbliterateCommand implements Callable<Integer> {
             }
         }
         return name == null ? "model" : name.toString();
-    }
-
-    /** Shown while trials run: a progress bar with ETA and one line per finished trial. */
-    static final class TrialProgress implements StudyLoop.Listener, AutoCloseable {
-        private final PrintWriter log;
-        private final int target;
-        private final List<Objective> objectives;
-        private final long start = System.nanoTime();
-        private final int already;
-        private int done;
-
-        TrialProgress(PrintWriter log, int target, int already, List<Objective> objectives) {
-            this.log = log;
-            this.target = target;
-            this.already = already;
-            this.done = already;
-            this.objectives = objectives;
-        }
-
-        @Override
-        public void trialStarted(int number, AblationParameters parameters) {
-        }
-
-        @Override
-        public void trialFinished(FrozenTrial trial, AblationParameters parameters) {
-            done++;
-            double perTrial = (System.nanoTime() - start) / 1e9 / Math.max(1, done - already);
-            Duration eta = Duration.ofSeconds(Math.round(perTrial * (target - done)));
-            log.println("[Trial " + trial.number() + "] " + describe(objectives, trial.scores()) + "  (" + parameters + ")");
-            log.println(ProgressLine.render(done, target, eta, perTrial)
-                    + ProcessMemory.residentBytes().stream().mapToObj(b -> "  RSS " + DevicesCommand.gib(b)).findFirst().orElse(""));
-            log.flush();
-        }
-
-        @Override
-        public void close() {
-            log.flush();
-        }
     }
 }

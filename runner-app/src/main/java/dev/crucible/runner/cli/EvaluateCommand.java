@@ -131,17 +131,22 @@ public final class EvaluateCommand implements Callable<Integer> {
             report.put("scores", Reproduction.scores(objectives, scores));
             spec.commandLine().getOut().println(Json.write(report));
         } else {
-            String[][] rows = new String[scorers.size()][];
-            for (int i = 0; i < rows.length; i++) {
-                rows[i] = new String[] {AbliterateCommand.label(objectives.get(i).name()), baselines.get(i).display(), scores.get(i).display()};
-            }
-            log.println(AsciiTable.getTable(AsciiTable.BASIC_ASCII_NO_DATA_SEPARATORS, new Column[] {
-                new Column().header("scorer").dataAlign(HorizontalAlign.LEFT),
-                new Column().header("base").dataAlign(HorizontalAlign.RIGHT),
-                new Column().header("model").dataAlign(HorizontalAlign.RIGHT)}, rows));
+            log.println(scoreTable(objectives, baselines, scores, "model"));
             log.println("time: " + timings);
         }
         return 0;
+    }
+
+    /** Each scorer's base and model values as a table; {@code modelColumn} heads the model's. */
+    static String scoreTable(List<Objective> objectives, List<Score> baselines, List<Score> scores, String modelColumn) {
+        String[][] rows = new String[objectives.size()][];
+        for (int i = 0; i < rows.length; i++) {
+            rows[i] = new String[] {AbliterateCommand.label(objectives.get(i).name()), baselines.get(i).display(), scores.get(i).display()};
+        }
+        return AsciiTable.getTable(AsciiTable.BASIC_ASCII_NO_DATA_SEPARATORS, new Column[] {
+            new Column().header("scorer").dataAlign(HorizontalAlign.LEFT),
+            new Column().header("base").dataAlign(HorizontalAlign.RIGHT),
+            new Column().header(modelColumn).dataAlign(HorizontalAlign.RIGHT)}, rows);
     }
 
     private record Named(dev.crucible.api.scoring.Scorer scorer, Objective objective) { }

@@ -1,22 +1,37 @@
 package dev.crucible.runner.cli;
 
-import java.io.Console;
+import dev.crucible.runner.Terminal;
 import java.io.PrintWriter;
+import java.util.Optional;
 
 /** Questions to a person at a terminal; never asked when stdin is not one (scripts, CI) or with --headless. */
 final class Interactive {
-    private Interactive() {
+    private final Terminal terminal;
+    private final PrintWriter log;
+
+    private Interactive(Terminal terminal, PrintWriter log) {
+        this.terminal = terminal;
+        this.log = log;
     }
 
-    static boolean available() {
-        Console console = System.console();
-        return console != null && console.isTerminal();
+    /** Someone to ask, unless the run is headless or has no terminal. */
+    static Optional<Interactive> of(Terminal terminal, boolean headless, PrintWriter log) {
+        return headless || !terminal.interactive() ? Optional.empty() : Optional.of(new Interactive(terminal, log));
     }
 
-    static String ask(PrintWriter log, String question, String defaultAnswer) {
+    /** The answer, or {@code defaultAnswer} for an empty line or the end of input. */
+    String ask(String question, String defaultAnswer) {
+        return line(question).filter(line -> !line.isBlank()).map(String::trim).orElse(defaultAnswer);
+    }
+
+    /** The line typed after {@code question}, empty at the end of input (Ctrl+D). */
+    Optional<String> line(String question) {
         log.print(question);
         log.flush();
-        String line = System.console().readLine();
-        return line == null || line.isBlank() ? defaultAnswer : line.trim();
+        return Optional.ofNullable(terminal.readLine());
+    }
+
+    Terminal terminal() {
+        return terminal;
     }
 }

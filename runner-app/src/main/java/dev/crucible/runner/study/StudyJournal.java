@@ -163,6 +163,19 @@ public final class StudyJournal implements Closeable {
         return new Contents(parsed.header(), parsed.trials());
     }
 
+    /**
+     * The journal in {@code directory} when a study was started there (it has a complete header line), read without
+     * changing it; empty when there is none, as {@link #open} would start a new one.
+     */
+    public static Optional<Contents> readIfStarted(Path directory) throws IOException {
+        Path file = directory.resolve(FILE_NAME);
+        if (!Files.isRegularFile(file) || Files.size(file) == 0) {
+            return Optional.empty();
+        }
+        Parsed parsed = parse(file, new JournalCodec());
+        return parsed.header() == null ? Optional.empty() : Optional.of(new Contents(parsed.header(), parsed.trials()));
+    }
+
     /** The study's header: the stored one when continuing, the given one otherwise. */
     public StudyHeader header() {
         return header;

@@ -7,6 +7,8 @@ import dev.crucible.runner.study.OnExisting;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -14,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 
 /**
  * Everything {@code runner abliterate} needs to know, merged by {@link SettingsLoader} from defaults, config.toml,
@@ -54,6 +57,7 @@ import java.util.OptionalInt;
  * @param maxShardSize          the largest safetensors shard written on export, in bytes (5GB)
  * @param scorers               the scorer instances, in display order
  * @param configFile            the config file that was read, if any
+ * @param given                 the settings a flag, a variable or the config file set; the others are defaults
  */
 public record AbliterationSettings(
         Optional<String> model,
@@ -87,7 +91,8 @@ public record AbliterationSettings(
         OptionalInt exportTrial,
         long maxShardSize,
         List<ScorerSpec> scorers,
-        Optional<Path> configFile) {
+        Optional<Path> configFile,
+        Set<Setting> given) {
 
     /** The {@code response_prefix} value that asks for automatic detection. */
     public static final String AUTO = "auto";
@@ -111,6 +116,12 @@ public record AbliterationSettings(
         Objects.requireNonNull(exportTrial, "exportTrial is null");
         scorers = List.copyOf(scorers);
         Objects.requireNonNull(configFile, "configFile is null");
+        given = given.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(given));
+    }
+
+    /** Whether {@code setting} was given (by a flag, a variable or the config file) rather than left at its default. */
+    public boolean isGiven(Setting setting) {
+        return given.contains(setting);
     }
 
     /** The system prompt for {@code set}: its own when it has one, else the global one. */

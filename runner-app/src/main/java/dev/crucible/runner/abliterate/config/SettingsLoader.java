@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -57,6 +58,7 @@ public final class SettingsLoader {
     private static final SecureRandom SEEDS = new SecureRandom();
 
     private final Map<Setting, Object> values = new EnumMap<>(Setting.class);
+    private final Set<Setting> given = EnumSet.noneOf(Setting.class);
 
     private SettingsLoader() {
         for (Setting setting : Setting.values()) {
@@ -138,9 +140,9 @@ public final class SettingsLoader {
             if (setting.isPromptSet()) {
                 applyPromptSet(setting, raw, where);
             } else if (setting == Setting.SCORERS) {
-                values.put(setting, scorers(raw, where));
+                set(setting, scorers(raw, where));
             } else {
-                values.put(setting, setting.type().convert(raw, ValueType.Origin.FILE, where));
+                set(setting, setting.type().convert(raw, ValueType.Origin.FILE, where));
             }
         }
     }
@@ -211,7 +213,7 @@ public final class SettingsLoader {
             if (setting.isPromptSet() && key.startsWith(setting.key() + "_")) {
                 String part = key.substring(setting.key().length() + 1);
                 if (PromptSourceSpec.TABLE_KEYS.contains(part)) {
-                    values.put(setting, promptSet(setting).with(setting.key(), part, value));
+                    set(setting, promptSet(setting).with(setting.key(), part, value));
                     return true;
                 }
             }
@@ -225,7 +227,7 @@ public final class SettingsLoader {
         } else if (setting == Setting.SCORERS) {
             throw new UserInputException(where + ": scorers can only be set in config.toml, as [[scorers]] tables");
         } else {
-            values.put(setting, setting.type().convert(value, ValueType.Origin.TEXT, where));
+            set(setting, setting.type().convert(value, ValueType.Origin.TEXT, where));
         }
     }
 
@@ -245,7 +247,7 @@ public final class SettingsLoader {
                 if (!(value instanceof String text)) {
                     throw new IllegalArgumentException("override '" + key + "' must be a string");
                 }
-                values.put(setting, promptSet(setting).with(setting.key(), key.substring(dot + 1), text));
+                set(setting, promptSet(setting).with(setting.key(), key.substring(dot + 1), text));
                 continue;
             }
             Setting setting = Setting.byKey(key)
@@ -254,14 +256,20 @@ public final class SettingsLoader {
             if (setting.isPromptSet()) {
                 applyPromptSet(setting, value, where);
             } else if (setting == Setting.SCORERS) {
-                values.put(setting, scorers(value, where));
+                set(setting, scorers(value, where));
             } else {
-                values.put(setting, setting.type().convert(value, ValueType.Origin.TEXT, where));
+                set(setting, setting.type().convert(value, ValueType.Origin.TEXT, where));
             }
         }
     }
 
     // ---- structured settings ----
+
+    /** A value some layer gave (as opposed to a default). */
+    private void set(Setting setting, Object value) {
+        values.put(setting, value);
+        given.add(setting);
+    }
 
     private PromptSourceSpec promptSet(Setting setting) {
         return (PromptSourceSpec) values.get(setting);
@@ -281,7 +289,7 @@ public final class SettingsLoader {
         } else {
             throw ValueType.mismatch(where, "a prompt source string or a table with dataset = \"...\"", raw);
         }
-        values.put(setting, next);
+        set(setting, next);
     }
 
     private static List<ScorerSpec> scorers(Object raw, String where) {
@@ -354,7 +362,8 @@ public final class SettingsLoader {
                 exportTrial == null ? OptionalInt.empty() : OptionalInt.of(exportTrial),
                 (Long) values.get(Setting.MAX_SHARD_SIZE),
                 (List<ScorerSpec>) values.get(Setting.SCORERS),
-                file);
+                file,
+                given);
     }
 
     private Optional<Path> path(Setting setting, Path workingDir) {

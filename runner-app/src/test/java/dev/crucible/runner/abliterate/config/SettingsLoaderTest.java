@@ -70,6 +70,8 @@ class SettingsLoaderTest {
         AbliterationSettings drawn = load(Map.of(), Map.of());
         assertEquals(777, drawn.seed());
         assertTrue(drawn.seedGenerated());
+        assertFalse(drawn.isGiven(Setting.N_TRIALS) || drawn.isGiven(Setting.SEED));
+        assertTrue(load(Map.of("CRUCIBLE_N_TRIALS", "200"), Map.of()).isGiven(Setting.N_TRIALS), "given, even as the default's value");
         AbliterationSettings given = load(Map.of(), Map.of("seed", 5));
         assertEquals(5, given.seed());
         assertFalse(given.seedGenerated());
@@ -93,6 +95,8 @@ class SettingsLoaderTest {
         assertEquals(0.3, s.maxKl());
         assertEquals(60, s.nStartupTrials(), "default where no layer speaks");
         assertEquals(Optional.of(dir.resolve("config.toml")), s.configFile());
+        assertTrue(s.isGiven(Setting.N_TRIALS) && s.isGiven(Setting.BATCH_SIZE) && s.isGiven(Setting.MAX_KL));
+        assertFalse(s.isGiven(Setting.N_STARTUP_TRIALS), "a default is not given");
 
         AbliterationSettings withoutCli = load(env, Map.of());
         assertEquals(60, withoutCli.nTrials(), "an absent flag does not bring the default back");

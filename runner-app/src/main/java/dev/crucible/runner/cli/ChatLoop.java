@@ -1,0 +1,153 @@
+package dev.crucible.runner.cli;
+
+import dev.crucible.api.model.DecodeRequest;
+import dev.crucible.api.model.Generation;
+import dev.crucible.api.model.TokenListener;
+import dev.crucible.runner.session.ModelSession;
+import dev.crucible.runner.text.ModelTokenizer;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * A conversation with a loaded model, as {@code runner chat} holds it and as the abliteration menu holds it with an
+ * edited one: each line is a user turn; the whole conversation is rendered with the model's chat template and the
+ * reply streamed token by token (greedy). {@code /reset} clears the history; {@code /exit} or the end of input ends
+ * the conversation. Replies go to {@code out}, the prompt and messages to {@code err}.
+ */
+final class ChatLoop {
+    /** Tokens per reply at most, unless the chat command is told otherwise. */
+    static final int MAX_NEW_TOKENS = 512;
+
+    private final ModelSession session;
+    private final String system;
+    private final int maxNewTokens;
+
+    /** @param system a system prompt kept at the top of the conversation, or null */
+    ChatLoop(ModelSession session, String system, int maxNewTokens) {
+        this.session = session;
+        this.system = system;
+        this.maxNewTokens = maxNewTokens;
+    }
+
+    /** Talks until {@code lines} gives {@code /exit} or null (the end of input). */
+    void run(Supplier<String> lines, PrintWriter out, PrintWriter err) {
+        Conversation conversation = new Conversation(system);
+        while (true) {
+            err.print("> ");
+            err.flush();
+            String line = lines.get();
+            if (line == null || line.strip().equals("/exit")) {
+                break;
+            }
+            if (line.strip().equals("/reset")) {
+                conversation.reset();
+                err.println("(history cleared)");
+                continue;
+            }
+            if (line.isBlank()) {
+                continue;
+            }
+            conversation.add("user", line);
+            String reply = reply(conversation, out);
+            conversation.add("assistant", reply);
+        }
+    }
+
+    /** Generates the next assistant turn, writing its text to {@code out} as the tokens arrive. */
+    private String reply(Conversation conversation, PrintWriter out) {
+        ModelTokenizer tokenizer = session.tokenizer();
+        int[] prompt = tokenizer.encodeWithoutSpecialTokens(tokenizer.renderChat(conversation.messages(), true));
+        Set<Integer> stops = session.stopTokens();
+        TextStream stream = new TextStream(tokenizer, stops, out);
+        DecodeRequest request = new DecodeRequest(List.of(prompt), maxNewTokens, stops, tokenizer.padId(), 1, stream);
+        Generation generation = session.backend().decode(session.model(), request).generations().getFirst();
+        stream.finish();
+        int[] tokens = generation.tokens();
+        int[] text = generation.stopped() ? Arrays.copyOf(tokens, tokens.length - 1) : tokens;
+        return tokenizer.decode(text);
+    }
+
+    /** The messages so far, the system prompt first; a reset keeps only the system prompt. */
+    private static final class Conversation {
+        private final String system;
+        private final List<Map<String, String>> messages = new ArrayList<>();
+
+        Conversation(String system) {
+            this.system = system;
+            reset();
+        }
+
+        void reset() {
+            messages.clear();
+            if (system != null) {
+                messages.add(Map.of("role", "system", "content", system));
+            }
+        }
+
+        void add(String role, String content) {
+            messages.add(Map.of("role", role, "content", content));
+        }
+
+        List<Map<String, String>> messages() {
+            return List.copyOf(messages);
+        }
+    }
+
+    /**
+     * Writes a reply's text as its tokens arrive. Tokens do not map one-to-one to characters (a character may
+     * span several byte tokens, and decoding may merge across tokens), so it decodes everything generated so far
+     * and writes the characters beyond what was written, holding back a trailing incomplete character.
+     */
+    static final class TextStream implements TokenListener {
+        private final ModelTokenizer tokenizer;
+        private final Set<Integer> stops;
+        private final PrintWriter out;
+        private final List<Integer> tokens = new ArrayList<>();
+        private String written = "";
+
+        TextStream(ModelTokenizer tokenizer, Set<Integer> stops, PrintWriter out) {
+            this.tokenizer = tokenizer;
+            this.stops = stops;
+            this.out = out;
+        }
+
+        @Override
+        public void onTokens(int[] prompts, int[] generated) {
+            for (int token : generated) {
+                if (!stops.contains(token)) {
+                    tokens.add(token);
+                }
+            }
+            String text = decoded();
+            if (!text.endsWith("\uFFFD")) { // else an incomplete UTF-8 sequence: wait for the tokens that complete it
+                writeBeyondWritten(text);
+            }
+        }
+
+        /** Writes whatever is still held back, even an incomplete character, and ends the reply's line. */
+        void finish() {
+            writeBeyondWritten(decoded());
+            out.println();
+            out.flush();
+        }
+
+        private String decoded() {
+            return tokenizer.decode(tokens.stream().mapToInt(Integer::intValue).toArray());
+        }
+
+        // Decoding is prefix-stable for the tokenizers in use; should an earlier character change, what was written
+        // stays and only new characters follow.
+        private void writeBeyondWritten(String text) {
+            if (text.length() > written.length()) {
+                out.print(text.substring(written.length()));
+                out.flush();
+                written = text;
+            }
+        }
+    }
+}
