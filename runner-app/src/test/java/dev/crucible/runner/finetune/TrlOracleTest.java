@@ -41,7 +41,7 @@ class TrlOracleTest {
     @Test
     void idsAndLabelsMatchTrlsSftTrainer() throws Exception {
         Path model = StoriesLoraTest.model();
-        Path python = OracleVenv.python("trl-venv", List.of("torch", "transformers", "trl", "datasets", "accelerate"));
+        Path python = OracleVenv.python();
         Map<String, Object> cases = new LinkedHashMap<>();
         cases.put("pairs", Map.of("rows", PAIRS, "completion_only_loss", "default"));
         cases.put("pairs_all", Map.of("rows", PAIRS, "completion_only_loss", false));
