@@ -31,22 +31,8 @@ class AutogradTest {
         try (TorchOps ops = new TorchOps("cpu", false);
              Checkpoint checkpoint = Checkpoint.open(fixture.directory());
              TensorScope scope = ops.openScope()) {
-            TransformerWeights weights = TransformerWeights.bind(fixture.config(), new WeightSource() {
-                @Override
-                public boolean contains(String name) {
-                    return checkpoint.contains(name);
-                }
-
-                @Override
-                public long[] shape(String name) {
-                    return checkpoint.info(name).shape();
-                }
-
-                @Override
-                public Tensor load(String name) {
-                    return new TorchTensor(HostTransfer.toDevice(checkpoint.tensor(name), DType.F32, ops.device()));
-                }
-            });
+            TransformerWeights weights = TransformerWeights.bind(fixture.config(), WeightSource.of(checkpoint,
+                    name -> new TorchTensor(HostTransfer.toDevice(checkpoint.tensor(name), DType.F32, ops.device()))));
             LoraLinear value = weights.layers().get(0).value();
             Tensor a = trainable(ops, 4, 64, 1);
             Tensor b = trainable(ops, 32, 4, 2);

@@ -1,7 +1,7 @@
 package dev.crucible.api.io;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -28,6 +28,9 @@ public final class AtomicFiles {
         void writeTo(FileChannel channel) throws IOException;
     }
 
+    /**
+     * @throws WriteFailure when the machine refuses (a full disk, a read-only folder): one line naming {@code target}
+     */
     public static void write(Path target, ChannelWriter writer) {
         Path temporary = null;
         try {
@@ -39,7 +42,7 @@ public final class AtomicFiles {
             Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             temporary = null;
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + target, e);
+            throw WriteFailure.of(target, e);
         } finally {
             deleteQuietly(temporary);
         }
@@ -69,6 +72,16 @@ public final class AtomicFiles {
                 }
             }
         }
+    }
+
+    /** Writes {@code bytes} to {@code target}, whole or not at all. */
+    public static void write(Path target, byte[] bytes) {
+        write(target, channel -> {
+            ByteBuffer buffer = ByteBuffer.wrap(bytes);
+            while (buffer.hasRemaining()) {
+                channel.write(buffer);
+            }
+        });
     }
 
     /** Best-effort cleanup after a failure: the original failure matters more than a leftover file. */

@@ -1,7 +1,6 @@
 package dev.crucible.api.io;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -74,7 +73,7 @@ public final class SafetensorsWriter {
         try {
             Files.createDirectories(directory);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot create " + directory, e);
+            throw WriteFailure.of(directory, e);
         }
         List<List<WritableTensor>> shards = planShards(tensors, maxShardBytes);
         List<Path> written = new ArrayList<>();
@@ -92,7 +91,7 @@ public final class SafetensorsWriter {
             }
             Path index = directory.resolve(Checkpoint.INDEX_FILE);
             byte[] json = ShardIndex.json(shards, fileNames).getBytes(StandardCharsets.UTF_8);
-            AtomicFiles.write(index, channel -> writeFully(channel, ByteBuffer.wrap(json)));
+            AtomicFiles.write(index, json);
             written.add(index);
         }
         removeStaleWeights(directory, written);
@@ -192,7 +191,7 @@ public final class SafetensorsWriter {
                 }
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot clean earlier weights from " + directory, e);
+            throw WriteFailure.of(directory, e);
         }
     }
 

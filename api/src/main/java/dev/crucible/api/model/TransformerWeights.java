@@ -1,6 +1,8 @@
 package dev.crucible.api.model;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.io.Checkpoint;
+import dev.crucible.api.io.TensorInfo;
 import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
 import java.util.ArrayList;
@@ -36,6 +38,24 @@ public record TransformerWeights(Tensor embedding, List<LayerWeights> layers, Te
      */
     public static TransformerWeights bind(ModelConfig config, WeightSource source) {
         return new Binder(config, source).bind();
+    }
+
+    /**
+     * Checks, without loading anything, that {@code checkpoint} holds every tensor {@code config} implies with the
+     * shapes it implies: the same binding as {@link #bind}, over stand-ins that carry only the stored shape. A command
+     * that reads several models checks them all this way before it spends time on any.
+     */
+    public static void check(ModelConfig config, Checkpoint checkpoint) {
+        record Stored(long[] stored, DType dtype) implements Tensor {
+            @Override
+            public long[] shape() {
+                return stored.clone();
+            }
+        }
+        bind(config, WeightSource.of(checkpoint, name -> {
+            TensorInfo info = checkpoint.info(name);
+            return new Stored(info.shape(), info.dtype());
+        }));
     }
 
     /** Every adaptable projection, layer by layer. */

@@ -1,7 +1,9 @@
 package dev.crucible.api.model;
 
+import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
+import java.util.function.Function;
 
 /** Where {@link TransformerWeights#bind} gets its tensors: a backend places checkpoint tensors on its device. */
 public interface WeightSource {
@@ -20,5 +22,25 @@ public interface WeightSource {
      */
     default QuantizedTensor loadQuantized(String name) {
         return null;
+    }
+
+    /** The tensors of {@code checkpoint}, by name and stored shape, each placed dense by {@code place} when it is loaded. */
+    static WeightSource of(Checkpoint checkpoint, Function<String, Tensor> place) {
+        return new WeightSource() {
+            @Override
+            public boolean contains(String name) {
+                return checkpoint.contains(name);
+            }
+
+            @Override
+            public long[] shape(String name) {
+                return checkpoint.info(name).shape();
+            }
+
+            @Override
+            public Tensor load(String name) {
+                return place.apply(name);
+            }
+        };
     }
 }

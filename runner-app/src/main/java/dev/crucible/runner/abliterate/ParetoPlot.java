@@ -1,5 +1,6 @@
 package dev.crucible.runner.abliterate;
 
+import dev.crucible.api.io.AtomicFiles;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
@@ -8,15 +9,16 @@ import java.awt.RenderingHints;
 import java.awt.geom.Ellipse2D;
 import java.awt.geom.Path2D;
 import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import javax.imageio.ImageIO;
+import javax.imageio.stream.ImageOutputStream;
+import javax.imageio.stream.MemoryCacheImageOutputStream;
 
 /**
  * A scatter plot of every trial on two objectives (x and y, both minimized), with the Pareto front drawn as a
@@ -83,13 +85,14 @@ public final class ParetoPlot {
         } finally {
             g.dispose();
         }
-        try {
-            Path temp = Files.createTempFile(file.toAbsolutePath().getParent(), ".plot-", ".png");
-            ImageIO.write(image, "png", temp.toFile());
-            Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        ByteArrayOutputStream png = new ByteArrayOutputStream();
+        try (ImageOutputStream stream = new MemoryCacheImageOutputStream(png)) {
+            ImageIO.write(image, "png", stream);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + file, e);
+            throw new UncheckedIOException("cannot encode the plot", e);
         }
+        // Through AtomicFiles: the plot is replaced whole, gets the umask's permissions, and a full disk is one line.
+        AtomicFiles.write(file, png.toByteArray());
     }
 
     private static void dot(Graphics2D g, Axes axes, Point p, double size) {

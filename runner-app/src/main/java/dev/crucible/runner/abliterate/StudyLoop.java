@@ -8,8 +8,6 @@ import dev.crucible.runner.study.Objective;
 import dev.crucible.runner.study.Study;
 import dev.crucible.runner.study.StudyJournal;
 import dev.crucible.runner.study.Trial;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -80,11 +78,7 @@ public final class StudyLoop {
                 scores.add(s.scorer().score(context));
             }
             FrozenTrial done = study.tell(trial, scores);
-            try {
-                journal.append(done);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot append trial " + done.number() + " to " + journal.file(), e);
-            }
+            journal.append(done);
             finished.add(done);
             listener.trialFinished(done, parameters);
         }

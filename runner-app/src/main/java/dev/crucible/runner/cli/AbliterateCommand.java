@@ -19,6 +19,11 @@ import dev.crucible.runner.abliterate.config.AbliterationSettings;
 import dev.crucible.runner.abliterate.config.ScorerSpec;
 import dev.crucible.runner.abliterate.config.Setting;
 import dev.crucible.runner.abliterate.config.SettingsLoader;
+import dev.crucible.api.hub.ModelLocator;
+import dev.crucible.api.io.OutputLocation;
+import dev.crucible.api.io.WriteFailure;
+import dev.crucible.runner.export.BaseFiles;
+import dev.crucible.runner.export.ModelCard;
 import dev.crucible.runner.export.ModelExporter;
 import dev.crucible.runner.export.PeftAdapterWriter;
 import dev.crucible.runner.export.Reproduction;
@@ -33,11 +38,11 @@ import dev.crucible.runner.study.OnExisting;
 import dev.crucible.runner.study.Study;
 import dev.crucible.runner.study.StudyHeader;
 import dev.crucible.runner.study.StudyJournal;
+import dev.crucible.runner.study.StudyLock;
 import dev.crucible.runner.study.TpeSampler;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -153,15 +158,23 @@ public final class AbliterateCommand implements Callable<Integer> {
         AbliterationSettings settings = loadSettings(Map.of());
         Optional<Path> exportDir = exportTarget(settings);
         boolean adapterExport = exportAdapter != null || (export == null && settings.exportFormat().name().equals("ADAPTER"));
-        exportDir.ifPresent(dir -> checkExportTarget(dir));
+        exportDir.ifPresent(this::checkExportTarget);
         List<StudyLoop.ScorerInstance> scorers = scorers(settings.scorers());
         Abliterator.Prompts prompts = loadPrompts(settings);
         String modelSpec = settings.model().orElseGet(() -> DemoModel.require(host.environment()).toString());
-        Path modelDir = ModelSession.resolveModel(host, modelSpec);
+        ModelLocator.Located located = ModelSession.locateModel(host, modelSpec);
+        Path modelDir = located.folder();
         Path studyDir = settings.studyDir().orElse(Path.of("studies", folderName(modelDir)));
+        // Everything that can refuse the run does so before any work: the export's location with the space it will
+        // need and the chat template it will copy, then the study's lock (another run on it, a read-only folder).
+        if (exportDir.isPresent() && !adapterExport) {
+            BaseFiles base = BaseFiles.of(modelDir);
+            base.checkChatTemplates();
+            OutputLocation.checkNewFolder(exportDir.get(), force, base.exportBytes());
+        }
         Optional<Interactive> person = Interactive.of(host.environment().terminal(), settings.headless(), log);
         AtomicBoolean stop = new AtomicBoolean();
-        try {
+        try (StudyLock studyLock = StudyLock.acquire(studyDir)) {
             StudyStart start = StudyStart.find(studyDir, settings.onExisting(), person);
             boolean exportsATrial = exportDir.isPresent() && (trial != null || settings.exportTrial().isPresent());
             Map<String, Object> fromStudy = start.overrides(settings, exportsATrial);
@@ -175,18 +188,19 @@ public final class AbliterateCommand implements Callable<Integer> {
             StudyCache cache = StudyCache.in(studyDir);
             StudyCache.Inputs inputs = StudyCache.Inputs.of(modelDir, prompts, cache.earlierModelFiles());
             start.checkInputs(cache, inputs);
-            return run(settings, start, cache, inputs, prompts, scorers, modelDir, exportDir, adapterExport, person, stop, out, log);
+            return run(settings, studyLock, start, cache, inputs, prompts, scorers, located, exportDir, adapterExport, person, stop, out, log);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    private int run(AbliterationSettings settings, StudyStart start, StudyCache cache, StudyCache.Inputs inputs,
-                    Abliterator.Prompts prompts, List<StudyLoop.ScorerInstance> scorers, Path modelDir, Optional<Path> exportDir,
+    private int run(AbliterationSettings settings, StudyLock studyLock, StudyStart start, StudyCache cache, StudyCache.Inputs inputs,
+                    Abliterator.Prompts prompts, List<StudyLoop.ScorerInstance> scorers, ModelLocator.Located located, Optional<Path> exportDir,
                     boolean adapterExport, Optional<Interactive> person, AtomicBoolean stop, PrintWriter out, PrintWriter log)
             throws IOException {
         Path studyDir = start.dir();
-        try (ModelSession session = ModelSession.open(host, DeviceRequest.parse(settings.device()), threads(settings), modelDir.toString(), settings.dtype());
+        Path modelDir = located.folder();
+        try (ModelSession session = ModelSession.open(host, DeviceRequest.parse(settings.device()), threads(settings), located, settings.dtype());
              Interrupts interrupts = Interrupts.install(stop, log)) {
             log.println("device " + session.backend().id() + ", " + session.model().dtype().userName() + ", "
                     + session.config().numLayers() + " layers");
@@ -202,7 +216,7 @@ public final class AbliterateCommand implements Callable<Integer> {
                     settings.directionScopes().stream().map(scope -> scope.name().toLowerCase(Locale.ROOT)).toList()));
             List<Objective> objectives = scorers.stream().map(StudyLoop.ScorerInstance::objective).toList();
             StudyHeader header = StudyHeader.of(settings.seed(), objectives, loop.space().distributions(), identity(settings, session, prefix));
-            try (StudyJournal journal = openJournal(studyDir, header, start.mode(), log)) {
+            try (StudyJournal journal = openJournal(studyLock, header, start.mode(), log)) {
                 Study study = new Study(objectives, new TpeSampler(new TpeSampler.Settings(settings.nStartupTrials(),
                         settings.nCandidates(), TpeSampler.Settings.DEFAULT_PRIOR_WEIGHT)), journal.header().seed());
                 journal.trials().forEach(study::replay);
@@ -283,6 +297,8 @@ public final class AbliterateCommand implements Callable<Integer> {
         }
         try {
             cache.save(key, prepared);
+        } catch (WriteFailure e) {
+            log.println("warning: " + e.getMessage() + "; a later run on this study computes the directions again");
         } catch (UncheckedIOException e) {
             log.println("warning: cannot write " + cache.file() + " (" + e.getCause().getMessage()
                     + "); a later run on this study computes the directions again");
@@ -312,11 +328,9 @@ public final class AbliterateCommand implements Callable<Integer> {
         return exportAdapter != null ? Optional.of(exportAdapter) : settings.exportDir();
     }
 
-    /** An export that would fail at the end is refused now, before hours of work. */
+    /** An export that would fail at the end is refused now, before hours of work (its size is checked once the model is known). */
     private void checkExportTarget(Path dir) {
-        if (Files.exists(dir) && !force) {
-            throw new UserInputException(dir + " already exists; pass --force to replace it, or choose another folder");
-        }
+        OutputLocation.checkNewFolder(dir, force, 0);
     }
 
     private OptionalInt threads(AbliterationSettings settings) {
@@ -393,8 +407,8 @@ public final class AbliterateCommand implements Callable<Integer> {
         return id;
     }
 
-    private static StudyJournal openJournal(Path dir, StudyHeader header, OnExisting mode, PrintWriter log) throws IOException {
-        StudyJournal journal = StudyJournal.open(dir, header, mode);
+    private static StudyJournal openJournal(StudyLock lock, StudyHeader header, OnExisting mode, PrintWriter log) throws IOException {
+        StudyJournal journal = StudyJournal.open(lock, header, mode);
         journal.backup().ifPresent(b -> log.println("restarting: the old journal was kept as " + b));
         return journal;
     }
@@ -477,9 +491,39 @@ public final class AbliterateCommand implements Callable<Integer> {
         } else {
             session.model().zeroAdapters();
             adapters.forEach(session.model()::setAdapter);
-            ModelExporter.exportMerged(session, dir, settings.maxShardSize(), force, reproduction::writeInto);
+            ModelExporter.exportMerged(session, dir, settings.maxShardSize(), force,
+                    modelCard(session, chosen, settings, baselines, objectives), reproduction::writeInto);
         }
-        log.println("exported " + dir + " (reproduce.json records settings, scores and SHA-256 of every file)");
+        log.println("exported " + dir + " (README.md describes the model; reproduce.json records settings, scores and SHA-256 of every file)");
+    }
+
+    /** The export's README.md: what was done to which base, with which parameters, and what it scored. */
+    private ModelCard modelCard(ModelSession session, FrozenTrial chosen, AbliterationSettings settings, List<Score> baselines,
+                                List<Objective> objectives) {
+        String base = session.location().reference();
+        Map<String, String> parameters = new LinkedHashMap<>();
+        chosen.params().forEach((name, value) -> parameters.put(name, value instanceof Double d
+                ? String.format(Locale.ROOT, "%.4f", d) : String.valueOf(value)));
+        parameters.put("row_normalization", settings.rowNormalization().name().toLowerCase(Locale.ROOT));
+        if (settings.rowNormalization() == RowNormalization.FULL) {
+            parameters.put("lora_rank", Integer.toString(settings.loraRank()));
+        }
+        List<ModelCard.Score> scores = new ArrayList<>();
+        for (int i = 0; i < objectives.size(); i++) {
+            scores.add(new ModelCard.Score(label(objectives.get(i).name()), baselines.get(i).display(), chosen.scores().get(i).display()));
+        }
+        String method = "Abliteration: refusal directions are taken from the residual stream at the last prompt position "
+                + "(harmful minus harmless means), and each layer's `o_proj` and `down_proj` are edited so that their "
+                + "outputs lose those directions, with the strengths below; the edit is merged into the weights, and "
+                + "every other tensor is the base's, byte for byte. The parameters are trial " + chosen.number()
+                + " of a multi-objective TPE search (seed " + settings.seed() + ") that minimizes refusals and the KL "
+                + "divergence from the base.";
+        List<String> arguments = spec.commandLine().getParseResult().originalArgs();
+        return new ModelCard(session.location(), "`" + base + "` with its refusals abliterated by Crucible (trial " + chosen.number() + ").",
+                method, parameters, scores, ModelCard.commandLine("runner", arguments),
+                "`" + Reproduction.FILE_NAME + "` records every setting, the scores, the environment and the SHA-256 of "
+                        + "every file; the same command on the same machine writes the same weights.",
+                List.of("abliterated"));
     }
 
     static String folderName(Path modelDir) {

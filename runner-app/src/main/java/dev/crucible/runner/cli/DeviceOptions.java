@@ -2,6 +2,7 @@ package dev.crucible.runner.cli;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
+import dev.crucible.api.hub.ModelLocator;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.session.ModelSession;
 import java.util.OptionalInt;
@@ -19,6 +20,11 @@ public final class DeviceOptions {
 
     /** Loads {@code model} on the chosen device, for inference, in {@code dtype} ("auto" = the backend's policy). */
     public ModelSession open(Host host, String model, String dtype) {
+        return ModelSession.open(host, request(), threads(host), model, dtype);
+    }
+
+    /** The same for a model located (and checked) already. */
+    public ModelSession open(Host host, ModelLocator.Located model, String dtype) {
         return ModelSession.open(host, request(), threads(host), model, dtype);
     }
 

@@ -98,12 +98,18 @@ public final class EvaluateCommand implements Callable<Integer> {
         Timings timings = new Timings();
 
         String baseSpec = base != null ? base : model;
+        // Both models are checked (folder, config, tokenizer and template, every tensor's name and shape) before
+        // either is scored: a mistake in --model must not wait for the base's responses.
+        ModelSession.Checked checkedBase = ModelSession.check(host, baseSpec, true);
+        ModelSession.Checked checkedModel = base == null ? checkedBase : ModelSession.check(host, model, true);
+        if (checkedModel.config().vocabSize() != checkedBase.config().vocabSize()) {
+            throw new UserInputException("--model has " + checkedModel.config().vocabSize() + " vocabulary rows and --base "
+                    + checkedBase.config().vocabSize() + ": KL divergence needs the same vocabulary");
+        }
         List<Score> baselines = new ArrayList<>();
         ModelOutputs baseOutputs;
-        int baseVocab;
         log.println("scoring the base " + baseSpec + " ...");
-        try (ModelSession session = open(baseSpec)) {
-            baseVocab = session.config().vocabSize();
+        try (ModelSession session = deviceOptions.open(host, checkedBase.location(), dtype)) {
             baseOutputs = outputs(session, settings, texts, timings, null);
             for (Named s : scorers) {
                 baselines.add(s.scorer().baseline(baseOutputs));
@@ -112,11 +118,7 @@ public final class EvaluateCommand implements Callable<Integer> {
         }
         List<Score> scores = new ArrayList<>();
         log.println("scoring " + model + " ...");
-        try (ModelSession session = open(model)) {
-            if (session.config().vocabSize() != baseVocab) {
-                throw new UserInputException("--model has " + session.config().vocabSize() + " vocabulary rows and --base "
-                        + baseVocab + ": KL divergence needs the same vocabulary");
-            }
+        try (ModelSession session = deviceOptions.open(host, checkedModel.location(), dtype)) {
             ModelOutputs outputs = outputs(session, settings, texts, timings, baseOutputs);
             for (Named s : scorers) {
                 scores.add(s.scorer().score(outputs));
@@ -167,10 +169,6 @@ public final class EvaluateCommand implements Callable<Integer> {
 
     private List<String> load(PromptSourceSpec source) {
         return PromptLoader.load(source, Path.of("").toAbsolutePath(), host.environment().env());
-    }
-
-    private ModelSession open(String spec) {
-        return deviceOptions.open(host, spec, dtype);
     }
 
     private static ModelOutputs outputs(ModelSession session, AbliterationSettings settings, Map<PromptSet, List<String>> texts,

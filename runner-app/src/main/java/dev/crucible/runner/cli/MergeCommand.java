@@ -4,11 +4,17 @@ import dev.crucible.api.model.LinearModule;
 import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.UserInputException;
 import dev.crucible.runner.Host;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.crucible.api.hub.ModelLocator;
+import dev.crucible.api.io.OutputLocation;
+import dev.crucible.runner.export.BaseFiles;
+import dev.crucible.runner.export.ModelCard;
 import dev.crucible.runner.export.ModelExporter;
 import dev.crucible.runner.finetune.PeftAdapterReader;
 import dev.crucible.runner.session.ModelSession;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -55,12 +61,15 @@ public final class MergeCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         long maxShard = ModelExporter.parseSize(maxShardSize);
-        if (Files.exists(out) && !force) {
-            throw new UserInputException(out + " already exists; pass --force to replace it");
-        }
+        // Refusals first, before the adapter is read or the model loads: the output location and the space the
+        // merged folder needs, and the chat template that will be copied.
+        ModelLocator.Located located = ModelSession.locateModel(host, model);
+        BaseFiles base = BaseFiles.of(located.folder());
+        base.checkChatTemplates();
+        OutputLocation.checkNewFolder(out, force, base.exportBytes());
         Map<String, LoraFactors> adapters = PeftAdapterReader.read(adapter);
         // Placed in float32 so the factors reach the merge unrounded; the merge itself starts from the stored weights.
-        try (ModelSession session = deviceOptions.open(host, model, "float32")) {
+        try (ModelSession session = deviceOptions.open(host, located, "float32")) {
             Set<String> modules = session.model().linearModules().stream().map(LinearModule::name)
                     .collect(Collectors.toSet());
             for (Map.Entry<String, LoraFactors> entry : adapters.entrySet()) {
@@ -74,9 +83,30 @@ public final class MergeCommand implements Callable<Integer> {
                     throw new UserInputException("the adapter does not fit " + model + ": " + e.getMessage());
                 }
             }
-            ModelExporter.exportMerged(session, out, maxShard, force, folder -> { });
+            ModelExporter.exportMerged(session, out, maxShard, force, modelCard(located, adapters.size()), folder -> { });
         }
         spec.commandLine().getOut().println("merged " + adapters.size() + " adapted projections into " + out);
         return 0;
+    }
+
+    /** The merged folder's README.md: which adapter went into which base, and how. */
+    private ModelCard modelCard(ModelLocator.Located base, int projections) {
+        JsonNode config = PeftAdapterReader.config(adapter);
+        Map<String, String> parameters = new LinkedHashMap<>();
+        parameters.put("adapter", adapter.toAbsolutePath().normalize().toString());
+        parameters.put("adapted projections", Integer.toString(projections));
+        for (String key : List.of("r", "lora_alpha", "use_rslora", "target_modules", "base_model_name_or_path")) {
+            JsonNode value = config.get(key);
+            if (value != null && !value.isNull()) {
+                parameters.put(key, value.isTextual() ? value.asText() : value.toString());
+            }
+        }
+        String method = "A LoRA merge: every adapted projection's weight becomes W + scale·B·A (scale = lora_alpha / r, "
+                + "or lora_alpha / √r with rsLoRA; rank_pattern and alpha_pattern as PEFT reads them), computed from the "
+                + "stored weights and rounded once to their dtype; every other tensor is the base's, byte for byte.";
+        return new ModelCard(base, "`" + base.reference() + "` with the LoRA adapter `"
+                + adapter.getFileName() + "` merged into its weights by Crucible.", method, parameters, List.of(),
+                ModelCard.commandLine("runner", spec.commandLine().getParseResult().originalArgs()), "",
+                List.of("lora", "merged"));
     }
 }

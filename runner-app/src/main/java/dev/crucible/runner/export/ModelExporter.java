@@ -7,62 +7,48 @@ import dev.crucible.api.io.StagedFolder;
 import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.MergedWeights;
 import dev.crucible.runner.session.ModelSession;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.Consumer;
 
 /**
  * Writes the session's model, with its current adapters merged, as a Hugging Face folder: the same tensor names,
  * shapes and dtypes as the base (edited weights replaced by their merged values, every other tensor copied
- * byte for byte), safetensors shards no larger than {@code maxShardBytes}, and every non-weight file of the base
- * folder (config, generation config, tokenizer files, chat template). The folder appears whole or not at all.
+ * byte for byte), safetensors shards no larger than {@code maxShardBytes}, the base's config, tokenizer, chat
+ * template and licence files ({@link BaseFiles}), and a model card of its own. The folder appears whole or not at all.
  */
 public final class ModelExporter {
     private ModelExporter() {
     }
 
     /**
-     * @param extraFiles written into the folder before it is moved into place (e.g. reproduce.json), given the
-     *                   staging folder with the weights and copied files already there
+     * Checks what can be checked before the merge (the output location and its free space, the chat templates that
+     * will be copied), then writes the folder.
+     *
+     * @param extraFiles written into the folder last, before it is moved into place (e.g. reproduce.json), given the
+     *                   staging folder with everything else already there
      */
-    public static void exportMerged(ModelSession session, Path out, long maxShardBytes, boolean force, Consumer<Path> extraFiles) {
-        try (StagedFolder staged = StagedFolder.begin(out, force);
-             MergedWeights merged = session.backend().merge(session.model(), session.checkpoint())) {
-            Checkpoint base = session.checkpoint();
-            Map<String, HostTensor> replaced = merged.tensors();
-            List<WritableTensor> tensors = new ArrayList<>();
-            for (String name : base.names()) {
-                HostTensor tensor = replaced.containsKey(name) ? replaced.get(name) : base.tensor(name);
-                tensors.add(WritableTensor.of(tensor));
-            }
-            SafetensorsWriter.writeModel(staged.path(), tensors, Map.of("format", "pt"), maxShardBytes);
-            copyNonWeightFiles(session.modelDir(), staged.path());
-            extraFiles.accept(staged.path());
-            staged.commit();
-        }
-    }
-
-    /** Everything in the base folder except weights, pickles and sub-folders. */
-    public static void copyNonWeightFiles(Path from, Path to) {
-        try (var files = Files.list(from)) {
-            for (Path file : files.sorted().toList()) {
-                String name = file.getFileName().toString().toLowerCase(Locale.ROOT);
-                boolean weights = name.endsWith(".safetensors") || name.equals("model.safetensors.index.json")
-                        || name.endsWith(".bin") || name.endsWith(".pt") || name.endsWith(".pth") || name.endsWith(".ckpt")
-                        || name.endsWith(".gguf") || name.startsWith(".");
-                if (!weights && Files.isRegularFile(file)) {
-                    Files.copy(file, to.resolve(file.getFileName()));
+    public static void exportMerged(ModelSession session, Path out, long maxShardBytes, boolean force, ModelCard card,
+                                    StagedFolder.Contents extraFiles) {
+        BaseFiles base = BaseFiles.of(session.modelDir());
+        base.checkChatTemplates();
+        StagedFolder.write(out, force, base.exportBytes(), folder -> {
+            try (MergedWeights merged = session.backend().merge(session.model(), session.checkpoint())) {
+                Checkpoint weights = session.checkpoint();
+                Map<String, HostTensor> replaced = merged.tensors();
+                List<WritableTensor> tensors = new ArrayList<>();
+                for (String name : weights.names()) {
+                    HostTensor tensor = replaced.containsKey(name) ? replaced.get(name) : weights.tensor(name);
+                    tensors.add(WritableTensor.of(tensor));
                 }
+                SafetensorsWriter.writeModel(folder, tensors, Map.of("format", "pt"), maxShardBytes);
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot copy the model's files from " + from, e);
-        }
+            base.copyInto(folder);
+            card.writeInto(folder, out.toAbsolutePath().normalize().getFileName().toString(), base);
+            extraFiles.writeInto(folder);
+        });
     }
 
     /** Parses sizes the way transformers' {@code max_shard_size} does: "5GB", "500MB", "2GiB", or bytes. */

@@ -7,14 +7,11 @@ import dev.crucible.api.io.SafetensorsWriter;
 import dev.crucible.api.io.StagedFolder;
 import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.LoraFactors;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
 
 /**
  * Writes LoRA adapters in the PEFT layout, so {@code PeftModel.from_pretrained(base, dir)} loads them:
@@ -24,6 +21,8 @@ import java.util.function.Consumer;
  */
 public final class PeftAdapterWriter {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    /** The header, adapter_config.json and what callers add (tokenizer files, metadata). */
+    private static final long SMALL_FILES_BYTES = 1L << 20;
 
     /**
      * What adapter_config.json says besides the modules.
@@ -35,21 +34,21 @@ public final class PeftAdapterWriter {
     private PeftAdapterWriter() {
     }
 
-    public static void write(Path out, boolean force, Map<String, LoraFactors> adapters, Config config, Consumer<Path> extraFiles) {
-        try (StagedFolder staged = StagedFolder.begin(out, force)) {
-            List<WritableTensor> tensors = new ArrayList<>();
-            for (Map.Entry<String, LoraFactors> e : adapters.entrySet()) {
-                String prefix = "base_model.model." + e.getKey();
-                tensors.add(rename(prefix + ".lora_A.weight", WritableTensor.of(e.getValue().a())));
-                tensors.add(rename(prefix + ".lora_B.weight", WritableTensor.of(e.getValue().b())));
-            }
-            SafetensorsWriter.write(staged.path().resolve("adapter_model.safetensors"), tensors, Map.of("format", "pt"));
-            JSON.writeValue(staged.path().resolve("adapter_config.json").toFile(), adapterConfig(config));
-            extraFiles.accept(staged.path());
-            staged.commit();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+    /** Writes the adapter folder; {@code extraFiles} adds files to it (given the staging folder) before it is moved into place. */
+    public static void write(Path out, boolean force, Map<String, LoraFactors> adapters, Config config, StagedFolder.Contents extraFiles) {
+        List<WritableTensor> tensors = new ArrayList<>();
+        long bytes = SMALL_FILES_BYTES;
+        for (Map.Entry<String, LoraFactors> e : adapters.entrySet()) {
+            String prefix = "base_model.model." + e.getKey();
+            tensors.add(rename(prefix + ".lora_A.weight", WritableTensor.of(e.getValue().a())));
+            tensors.add(rename(prefix + ".lora_B.weight", WritableTensor.of(e.getValue().b())));
+            bytes += tensors.get(tensors.size() - 2).byteSize() + tensors.getLast().byteSize();
         }
+        StagedFolder.write(out, force, bytes, folder -> {
+            SafetensorsWriter.write(folder.resolve("adapter_model.safetensors"), tensors, Map.of("format", "pt"));
+            JSON.writeValue(folder.resolve("adapter_config.json").toFile(), adapterConfig(config));
+            extraFiles.writeInto(folder);
+        });
     }
 
     private static WritableTensor rename(String name, WritableTensor tensor) {

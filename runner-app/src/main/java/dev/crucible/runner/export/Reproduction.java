@@ -9,7 +9,6 @@ import dev.crucible.runner.session.ModelSession;
 import dev.crucible.runner.study.FrozenTrial;
 import dev.crucible.runner.study.Objective;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -60,12 +59,8 @@ public final class Reproduction {
     }
 
     /** Hashes every file already in {@code folder} and writes reproduce.json beside them. */
-    public void writeInto(Path folder) {
+    public void writeInto(Path folder) throws IOException {
         record.put("files_sha256", FileHashes.ofFolder(folder));
-        try {
-            JSON.writeValue(folder.resolve(FILE_NAME).toFile(), record);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        JSON.writeValue(folder.resolve(FILE_NAME).toFile(), record);
     }
 }

@@ -10,10 +10,9 @@ import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.model.TransformerWeights;
 import dev.crucible.api.train.TrainerState;
-import dev.crucible.runner.export.ModelExporter;
+import dev.crucible.runner.export.BaseFiles;
 import dev.crucible.runner.export.PeftAdapterWriter;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -55,7 +54,8 @@ public final class FinetuneOutput {
     /** A full model folder: {@code trained} replaces the base's tensors of the same name. */
     public static void writeModel(Path out, boolean force, Checkpoint base, Map<String, HostTensor> trained,
                                   Path baseModel, Map<String, Object> meta, Optional<StateToSave> state) {
-        try (StagedFolder staged = StagedFolder.begin(out, force)) {
+        BaseFiles baseFiles = BaseFiles.of(baseModel);
+        StagedFolder.write(out, force, baseFiles.exportBytes(), folder -> {
             List<WritableTensor> tensors = new ArrayList<>();
             for (String name : base.names()) {
                 HostTensor stored = base.tensor(name);
@@ -67,40 +67,27 @@ public final class FinetuneOutput {
                 tensors.add(value == null ? WritableTensor.of(stored)
                         : WritableTensor.ofFloats(name, stored.dtype(), stored.shape(), value.toFloatArray()));
             }
-            SafetensorsWriter.writeModel(staged.path(), tensors, Map.of("format", "pt"), MAX_SHARD_BYTES);
-            ModelExporter.copyNonWeightFiles(baseModel, staged.path());
-            Files.deleteIfExists(staged.path().resolve(META_FILE));
-            Files.deleteIfExists(staged.path().resolve(TrainerStateFile.FILE_NAME));
-            writeMetaAndState(staged.path(), meta, state);
-            staged.commit();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+            SafetensorsWriter.writeModel(folder, tensors, Map.of("format", "pt"), MAX_SHARD_BYTES);
+            baseFiles.copyInto(folder);
+            writeMetaAndState(folder, meta, state);
+        });
     }
 
     /** A stopped run's state and the fingerprint that ties it to its settings and data. */
     public record StateToSave(TrainerState state, String fingerprint) {
     }
 
-    private static void writeMetaAndState(Path folder, Map<String, Object> meta, Optional<StateToSave> state) {
-        try {
-            JSON.writeValue(folder.resolve(META_FILE).toFile(), meta);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    private static void writeMetaAndState(Path folder, Map<String, Object> meta, Optional<StateToSave> state) throws IOException {
+        JSON.writeValue(folder.resolve(META_FILE).toFile(), meta);
         state.ifPresent(saved -> TrainerStateFile.write(folder, saved.state(), saved.fingerprint()));
     }
 
-    static void copyTokenizerFiles(Path from, Path to) {
-        try {
-            for (String name : TOKENIZER_FILES) {
-                Path file = from.resolve(name);
-                if (Files.isRegularFile(file)) {
-                    Files.copy(file, to.resolve(name));
-                }
+    static void copyTokenizerFiles(Path from, Path to) throws IOException {
+        for (String name : TOKENIZER_FILES) {
+            Path file = from.resolve(name);
+            if (Files.isRegularFile(file)) {
+                Files.copy(file, to.resolve(name));
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot copy the tokenizer files from " + from, e);
         }
     }
 

@@ -90,7 +90,8 @@ public final class PeftAdapterReader {
         return adapters;
     }
 
-    private static JsonNode config(Path folder) {
+    /** The adapter's {@code adapter_config.json}, checked to be a LoRA adapter Crucible can merge. */
+    public static JsonNode config(Path folder) {
         Path file = folder.resolve("adapter_config.json");
         if (!Files.isRegularFile(file)) {
             throw new UserInputException(folder + " has no adapter_config.json; point --adapter at a PEFT adapter folder");

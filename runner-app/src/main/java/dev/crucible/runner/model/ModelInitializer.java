@@ -9,7 +9,6 @@ import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.Architecture;
 import dev.crucible.api.model.DType;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -28,6 +27,8 @@ import java.util.SplittableRandom;
 public final class ModelInitializer {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     private static final long MAX_SHARD_BYTES = 2L << 30;
+    /** Headers, config and tokenizer files. */
+    private static final long SMALL_FILES_BYTES = 1L << 20;
 
     /** The shape and numerics of the model to make. */
     public record Spec(Architecture architecture, int hiddenSize, int numLayers, int numHeads, int numKvHeads,
@@ -58,17 +59,14 @@ public final class ModelInitializer {
 
     /** Writes the folder completely beside {@code out}, then moves it into place; refuses an existing one unless {@code force}. */
     public static void write(Spec spec, Path out, boolean force) {
-        try (StagedFolder staged = StagedFolder.begin(out, force)) {
-            Path dir = staged.path();
+        long bytes = parameterCount(spec) * spec.dtype().byteSize() + SMALL_FILES_BYTES;
+        StagedFolder.write(out, force, bytes, dir -> {
             SafetensorsWriter.writeModel(dir, tensors(spec), Map.of("format", "pt"), MAX_SHARD_BYTES);
             writeJson(dir.resolve("config.json"), config(spec));
             writeJson(dir.resolve("generation_config.json"), generationConfig());
             writeJson(dir.resolve("tokenizer.json"), CharTokenizerFiles.tokenizerJson());
             writeJson(dir.resolve("tokenizer_config.json"), CharTokenizerFiles.tokenizerConfig());
-            staged.commit();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        });
     }
 
     private static void writeJson(Path file, Object tree) throws IOException {

@@ -12,6 +12,7 @@ import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.Generation;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ShardRequest;
+import dev.crucible.api.model.TransformerWeights;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.backends.ProbedBackend;
 import dev.crucible.runner.text.ModelTokenizer;
@@ -56,8 +57,18 @@ public final class ModelSession implements AutoCloseable {
      */
     public static ModelSession open(Host host, DeviceRequest device, OptionalInt threads, String modelSpec, String dtypeName) {
         ProbedBackend chosen = host.resolve(device);
+        return open(chosen, device, threads, locateModel(host, modelSpec), dtypeName);
+    }
+
+    /** {@link #open(Host, DeviceRequest, OptionalInt, String, String)} for a model located (and checked) already. */
+    public static ModelSession open(Host host, DeviceRequest device, OptionalInt threads, ModelLocator.Located location,
+                                    String dtypeName) {
+        return open(host.resolve(device), device, threads, location, dtypeName);
+    }
+
+    private static ModelSession open(ProbedBackend chosen, DeviceRequest device, OptionalInt threads,
+                                     ModelLocator.Located location, String dtypeName) {
         HardwareBackend backend = chosen.backend();
-        ModelLocator.Located location = locateModel(host, modelSpec);
         Path dir = location.folder();
         ModelConfig config = ModelConfig.read(dir);
         backend.setupEnvironment(new SetupRequest(device, chosen.probe(), threads));
@@ -76,6 +87,29 @@ public final class ModelSession implements AutoCloseable {
             throw e;
         }
     }
+
+    /**
+     * Everything about a model that can be checked without loading it — the folder (or hub id), config.json, the
+     * tokenizer, the chat template when {@code chat} needs one, and every tensor the config implies by name and
+     * shape — so that a command reading several models refuses a bad one before it spends time on any.
+     *
+     * @return where the model is, and its config
+     */
+    public static Checked check(Host host, String modelSpec, boolean chat) {
+        ModelLocator.Located location = locateModel(host, modelSpec);
+        Path dir = location.folder();
+        ModelConfig config = ModelConfig.read(dir);
+        try (ModelTokenizer tokenizer = ModelTokenizer.load(dir); Checkpoint checkpoint = Checkpoint.open(dir)) {
+            if (chat) {
+                tokenizer.checkChatTemplate();
+            }
+            TransformerWeights.check(config, checkpoint);
+        }
+        return new Checked(location, config);
+    }
+
+    /** A model that passed {@link #check}. */
+    public record Checked(ModelLocator.Located location, ModelConfig config) { }
 
     /** A local folder as it is; otherwise {@code org/name[@revision]} through the Hugging Face cache (and hub). */
     public static Path resolveModel(Host host, String spec) {

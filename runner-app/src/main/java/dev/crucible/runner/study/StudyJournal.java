@@ -2,12 +2,11 @@ package dev.crucible.runner.study;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.io.WriteFailure;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,7 +35,7 @@ import java.util.TreeSet;
  * without one (the process died mid-write) is ignored and cut off before anything is appended; a bad line
  * anywhere else is an error naming its line number, since silently dropping finished trials would be worse.
  *
- * <p>The journal holds an exclusive lock on the file while open, so two runs cannot interleave trials.
+ * <p>The journal is written only under its study's {@link StudyLock}, so two runs cannot interleave trials.
  */
 public final class StudyJournal implements Closeable {
 
@@ -66,41 +65,54 @@ public final class StudyJournal implements Closeable {
     private final Set<Integer> numbers = new HashSet<>();
     private final Path backup;
     private final FileChannel channel;
-    private final FileLock lock;
+    /** The study's lock when the journal took it itself (and releases it on close); null when the caller holds it. */
+    private final StudyLock ownLock;
     private final Sync sync;
     private final JournalCodec codec;
 
     private StudyJournal(Path file, StudyHeader header, List<FrozenTrial> trials, Path backup, FileChannel channel,
-                         FileLock lock, Sync sync, JournalCodec codec) {
+                         StudyLock ownLock, Sync sync, JournalCodec codec) {
         this.file = file;
         this.header = header;
         this.trials = new ArrayList<>(trials);
         trials.forEach(t -> numbers.add(t.number()));
         this.backup = backup;
         this.channel = channel;
-        this.lock = lock;
+        this.ownLock = ownLock;
         this.sync = sync;
         this.codec = codec;
     }
 
     /**
-     * Opens the study in {@code directory} (created if missing). A new study gets {@code header}; an existing
-     * one is handled as {@code onExisting} says. For {@link OnExisting#CONTINUE} the stored header must describe
-     * the same study (seed, objectives, search space, settings), and its trials are available from
-     * {@link #trials()} for replay.
+     * Opens the study in {@code directory} (created if missing), taking its {@link StudyLock} for as long as the
+     * journal is open. A new study gets {@code header}; an existing one is handled as {@code onExisting} says. For
+     * {@link OnExisting#CONTINUE} the stored header must describe the same study (seed, objectives, search space,
+     * settings), and its trials are available from {@link #trials()} for replay.
      */
     public static StudyJournal open(Path directory, StudyHeader header, OnExisting onExisting) throws IOException {
         return open(directory, header, onExisting, Clock.systemUTC(), FSYNC);
     }
 
+    /** Opens the study whose lock the caller took (before its expensive work) and keeps holding. */
+    public static StudyJournal open(StudyLock lock, StudyHeader header, OnExisting onExisting) throws IOException {
+        return open(lock.directory(), null, header, onExisting, Clock.systemUTC(), FSYNC);
+    }
+
     static StudyJournal open(Path directory, StudyHeader header, OnExisting onExisting, Clock clock, Sync sync)
             throws IOException {
+        StudyLock lock = StudyLock.acquire(directory);
+        try {
+            return open(directory, lock, header, onExisting, clock, sync);
+        } catch (IOException | RuntimeException e) {
+            lock.close();
+            throw e;
+        }
+    }
+
+    private static StudyJournal open(Path directory, StudyLock ownLock, StudyHeader header, OnExisting onExisting,
+                                     Clock clock, Sync sync) throws IOException {
         Objects.requireNonNull(header, "header is null");
         Objects.requireNonNull(onExisting, "onExisting is null");
-        if (Files.exists(directory) && !Files.isDirectory(directory)) {
-            throw new UserInputException("--study " + directory + " is a file; give a directory for the study");
-        }
-        Files.createDirectories(directory);
         Path file = directory.resolve(FILE_NAME);
         JournalCodec codec = new JournalCodec();
         boolean exists = Files.exists(file) && Files.size(file) > 0;
@@ -111,12 +123,7 @@ public final class StudyJournal implements Closeable {
                     + ": continue adds trials, restart keeps the old journal as a backup and starts over");
         }
         if (exists && onExisting == OnExisting.RESTART) {
-            // Hold the old journal's lock while moving it, so a run still writing to it is never pulled away.
-            try (FileChannel old = FileChannel.open(file, StandardOpenOption.WRITE)) {
-                FileLock oldLock = lockOrExplain(old, directory);
-                backup = moveAside(file, clock);
-                oldLock.release();
-            }
+            backup = moveAside(file, clock);
             syncDirectory(directory);
             exists = false;
         }
@@ -124,7 +131,6 @@ public final class StudyJournal implements Closeable {
         FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.APPEND);
         try {
-            FileLock lock = lockOrExplain(channel, directory);
             List<FrozenTrial> trials = List.of();
             StudyHeader effective = header;
             Parsed parsed = exists ? parse(file, codec) : null;
@@ -139,11 +145,15 @@ public final class StudyJournal implements Closeable {
                 }
             } else {
                 // New, or nothing but a torn header: start clean.
-                channel.truncate(0);
-                writeLine(channel, codec.line(codec.header(header)), sync);
+                try {
+                    channel.truncate(0);
+                    writeLine(channel, codec.line(codec.header(header)), sync);
+                } catch (IOException e) {
+                    throw WriteFailure.of(file, e);
+                }
                 syncDirectory(directory);
             }
-            return new StudyJournal(file, effective, trials, backup, channel, lock, sync, codec);
+            return new StudyJournal(file, effective, trials, backup, channel, ownLock, sync, codec);
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;
@@ -195,8 +205,12 @@ public final class StudyJournal implements Closeable {
         return Optional.ofNullable(backup);
     }
 
-    /** Appends one finished trial and forces it to disk before returning. */
-    public synchronized void append(FrozenTrial trial) throws IOException {
+    /**
+     * Appends one finished trial and forces it to disk before returning.
+     *
+     * @throws WriteFailure when the machine refuses the write
+     */
+    public synchronized void append(FrozenTrial trial) {
         Objects.requireNonNull(trial, "trial is null");
         if (!channel.isOpen()) {
             throw new IllegalStateException("journal " + file + " is closed");
@@ -208,7 +222,12 @@ public final class StudyJournal implements Closeable {
             throw new IllegalArgumentException("trial " + trial.number() + " has " + trial.scores().size()
                     + " scores, the study has " + header.objectives().size() + " objectives");
         }
-        writeLine(channel, codec.line(codec.trial(trial, header.objectives())), sync);
+        try {
+            writeLine(channel, codec.line(codec.trial(trial, header.objectives())), sync);
+        } catch (IOException e) {
+            // A full disk or a failing device: one line naming the journal (the trials before this one are safe).
+            throw WriteFailure.of(file, e);
+        }
         trials.add(trial);
         trials.sort(Comparator.comparingInt(FrozenTrial::number));
         numbers.add(trial.number());
@@ -217,8 +236,10 @@ public final class StudyJournal implements Closeable {
     @Override
     public synchronized void close() throws IOException {
         if (channel.isOpen()) {
-            lock.release();
             channel.close();
+            if (ownLock != null) {
+                ownLock.close();
+            }
         }
     }
 
@@ -240,20 +261,6 @@ public final class StudyJournal implements Closeable {
         } catch (IOException e) {
             // The entry still reaches the disk with the next metadata flush; only a power cut before it loses it.
         }
-    }
-
-    private static FileLock lockOrExplain(FileChannel channel, Path directory) throws IOException {
-        FileLock lock;
-        try {
-            lock = channel.tryLock();
-        } catch (OverlappingFileLockException e) {
-            lock = null;
-        }
-        if (lock == null) {
-            throw new UserInputException("study " + directory + " is in use by another run; wait for it to finish"
-                    + " or use another --study directory");
-        }
-        return lock;
     }
 
     private static Path moveAside(Path file, Clock clock) throws IOException {

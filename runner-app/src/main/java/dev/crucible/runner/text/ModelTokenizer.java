@@ -203,6 +203,15 @@ public final class ModelTokenizer implements AutoCloseable {
         return encodeWithoutSpecialTokens(renderChat(messages, true) + responsePrefix);
     }
 
+    /** Refuses a model without a chat template, or with one that does not compile, before anything renders with it. */
+    public void checkChatTemplate() {
+        if (chatTemplate.isEmpty()) {
+            throw new UserInputException("the model has no chat template (tokenizer_config.json chat_template or "
+                    + "chat_template.jinja), which renders the prompts as chat turns");
+        }
+        compiledTemplate();
+    }
+
     private synchronized ChatTemplate compiledTemplate() {
         if (compiled == null) {
             String source = chatTemplate.orElseThrow(() -> new UserInputException(
