@@ -11,6 +11,7 @@ import dev.crucible.runner.plugins.Discovered;
 import dev.crucible.runner.plugins.PluginHost;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * The runner's view of its plugins: discovered once per process, probed once, closed at exit.
@@ -20,9 +21,15 @@ public final class Host implements AutoCloseable {
     private final PluginHost plugins;
     private List<ProbedBackend> probed;
 
+    /** A host that keeps its plugin problems to itself ({@link PluginHost#problems()}). */
     public Host(RunnerEnvironment environment, ClassLoader classpath) {
+        this(environment, classpath, problem -> { });
+    }
+
+    /** @param warnings told each plugin problem (a jar skipped, a provider that failed), one line, as it is found */
+    public Host(RunnerEnvironment environment, ClassLoader classpath, Consumer<String> warnings) {
         this.environment = environment;
-        this.plugins = PluginHost.open(classpath, environment.pluginsDir());
+        this.plugins = PluginHost.open(classpath, environment.pluginsDir(), warnings);
     }
 
     public RunnerEnvironment environment() {

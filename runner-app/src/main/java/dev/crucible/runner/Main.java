@@ -2,6 +2,7 @@ package dev.crucible.runner;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.runner.cli.RootCommand;
+import dev.crucible.runner.cli.UsageErrors;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 
@@ -21,7 +22,9 @@ public final class Main {
 
     /** Runs one command line; the process-independent entry point tests use. */
     public static int run(String[] args, RunnerEnvironment environment, PrintWriter out, PrintWriter err) {
-        try (Host host = new Host(environment, Main.class.getClassLoader())) {
+        // Plugin problems are warnings on stderr, for every command, as they are found: a broken jar is skipped, and
+        // the user sees why a backend is missing before a command fails for want of it.
+        try (Host host = new Host(environment, Main.class.getClassLoader(), problem -> err.println("warning: " + problem))) {
             CommandLine cli = new CommandLine(new RootCommand(), new CommandFactory(host));
             CommandLine abliterate = cli.getSubcommands().get("abliterate");
             if (abliterate != null) {
@@ -34,7 +37,7 @@ public final class Main {
             cli.setOverwrittenOptionsAllowed(true);
             cli.setParameterExceptionHandler((ex, ignoredArgs) -> {
                 CommandLine command = ex.getCommandLine();
-                err.println("error: " + oneLine(ex.getMessage()) + " (see '" + command.getCommandSpec().qualifiedName() + " --help')");
+                err.println("error: " + oneLine(UsageErrors.message(ex)) + " (see '" + command.getCommandSpec().qualifiedName() + " --help')");
                 return EXIT_USAGE;
             });
             cli.setExecutionExceptionHandler((ex, command, parseResult) -> {

@@ -61,9 +61,6 @@ public final class DevicesCommand implements Callable<Integer> {
                 new Column().header("status").dataAlign(HorizontalAlign.LEFT).with(p -> p.probe().available() ? "available" : "unavailable"),
                 new Column().header("devices").dataAlign(HorizontalAlign.LEFT).with(p -> devices(p.probe().devices())),
                 new Column().header("reason").dataAlign(HorizontalAlign.LEFT).maxWidth(70).with(p -> p.probe().reason()))));
-        for (String problem : host.plugins().problems()) {
-            out.println("warning: " + problem);
-        }
         return 0;
     }
 

@@ -5,10 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The runner's device commands as a user runs them on this machine (no GPU, no TPU, not a Mac). */
 class DevicesCommandTest {
@@ -39,6 +43,28 @@ class DevicesCommandTest {
             assertTrue(array.get(2).get("reason").asText().startsWith("MPS needs macOS on Apple silicon"));
         }
         assertFalse(array.get(0).get("available").asBoolean(), "the xla backend cannot run models yet");
+    }
+
+    @Test
+    void brokenPluginJarsAreWarningsOnStderrAndLeaveStdoutAlone(@TempDir Path temp) throws Exception {
+        Path plugins = Files.createDirectories(temp.resolve("plugins"));
+        new ZipOutputStream(Files.newOutputStream(plugins.resolve("empty.jar"))).close();
+        Files.writeString(plugins.resolve("garbage.jar"), "not a zip");
+        Map<String, String> env = Map.of("CRUCIBLE_PLUGINS_DIR", plugins.toString());
+        List<String> warnings = List.of(
+                "warning: plugin empty.jar skipped: it has no META-INF/MANIFEST.MF (an empty jar?), so no Plugin-Id",
+                "warning: plugin garbage.jar skipped: not a jar (zip) file: ZipException: zip END header not found");
+
+        RunnerCli table = RunnerCli.run(env, "devices");
+        assertEquals(0, table.exit(), table.err());
+        assertTrue(table.out().contains("| cpu "), table.out());
+        assertFalse(table.out().contains("warning"), table.out());
+        assertEquals(warnings, table.err().lines().toList());
+
+        RunnerCli json = RunnerCli.run(env, "devices", "--json");
+        assertEquals(0, json.exit(), json.err());
+        assertEquals(4, Json.mapper().readTree(json.out()).size());
+        assertEquals(warnings, json.err().lines().toList());
     }
 
     @Test

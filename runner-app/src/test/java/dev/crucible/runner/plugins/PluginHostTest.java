@@ -12,11 +12,20 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.jar.Attributes;
+import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+import javax.tools.JavaCompiler;
+import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -83,6 +92,70 @@ class PluginHostTest {
             assertTrue(host.problems().contains("duplicate HardwareBackend id 'cpu' from accelerator-cpu.jar ignored; the one from classpath is used"),
                     host.problems()::toString);
         }
+    }
+
+    @Test
+    void eachJarLoadsInIsolationAndABrokenOneIsNamedWithItsReason() throws Exception {
+        Path plugins = Files.createDirectories(temp.resolve("plugins"));
+        Files.copy(cpuPluginJar(), plugins.resolve("accelerator-cpu.jar"));
+        writeJar(plugins.resolve("empty.jar"), null, Map.of());
+        Files.writeString(plugins.resolve("garbage.jar"), "this is not a zip file");
+        writeJar(plugins.resolve("no-id.jar"), Map.of("Plugin-Version", "1.0"), Map.of("README.txt", "hello".getBytes()));
+        writeJar(plugins.resolve("broken-link.jar"), Map.of("Plugin-Id", "broken-link", "Plugin-Version", "1.0"), Map.of(
+                "META-INF/services/" + HardwareBackend.class.getName(), "broken.Backend\n".getBytes(),
+                "broken/Backend.class", classWithAMissingSuperclass()));
+        Files.copy(cpuPluginJar(), plugins.resolve("zz-cpu-again.jar"));
+        List<String> warned = new ArrayList<>();
+        PluginHost host = PluginHost.open(new HidingPlugins(getClass().getClassLoader()), Optional.of(plugins), warned::add);
+        try (host) {
+            List<Discovered<HardwareBackend>> found = host.discover(HardwareBackend.class, HardwareBackend::id);
+            assertEquals(List.of("cpu accelerator-cpu.jar"), found.stream().map(d -> d.service().id() + " " + d.origin()).toList(),
+                    host.problems()::toString);
+            assertTrue(found.getFirst().service().detect().available());
+            assertEquals(List.of(
+                    "plugin empty.jar skipped: it has no META-INF/MANIFEST.MF (an empty jar?), so no Plugin-Id",
+                    "plugin garbage.jar skipped: not a jar (zip) file: ZipException: zip END header not found",
+                    "plugin no-id.jar skipped: its manifest has no Plugin-Id entry (not a Crucible plugin jar?)",
+                    "plugin zz-cpu-again.jar skipped: plugin id 'accelerator-cpu' is already loaded from accelerator-cpu.jar",
+                    "HardwareBackend from broken-link.jar cannot be loaded: ClassNotFoundException: broken.Missing"),
+                    host.problems());
+            assertEquals(host.problems(), warned, "each problem reaches the warning sink once, as it is found");
+            assertEquals(List.of("accelerator-cpu 0.1.0 (accelerator-cpu.jar)", "broken-link 1.0 (broken-link.jar)"), host.loadedPlugins());
+            host.discover(HardwareBackend.class, HardwareBackend::id);
+            assertEquals(5, warned.size(), "a second discovery repeats no warning");
+        }
+    }
+
+    /** A jar: a manifest with {@code attributes} (none at all when null) and the given entries. */
+    static void writeJar(Path path, Map<String, String> attributes, Map<String, byte[]> entries) throws IOException {
+        try (JarOutputStream jar = attributes == null ? new JarOutputStream(Files.newOutputStream(path))
+                : new JarOutputStream(Files.newOutputStream(path), manifest(attributes))) {
+            for (Map.Entry<String, byte[]> entry : new TreeMap<>(entries).entrySet()) {
+                jar.putNextEntry(new JarEntry(entry.getKey()));
+                jar.write(entry.getValue());
+                jar.closeEntry();
+            }
+        }
+    }
+
+    private static Manifest manifest(Map<String, String> attributes) {
+        Manifest manifest = new Manifest();
+        manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        attributes.forEach((k, v) -> manifest.getMainAttributes().putValue(k, v));
+        return manifest;
+    }
+
+    /** broken.Backend, compiled against a superclass broken.Missing that the jar then leaves out: it cannot link. */
+    private static byte[] classWithAMissingSuperclass() throws IOException {
+        JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+        Assumptions.assumeTrue(javac != null, "needs a JDK with javac to compile the broken plugin class");
+        Path sources = Files.createTempDirectory("broken-plugin");
+        Path dir = Files.createDirectories(sources.resolve("broken"));
+        Files.writeString(dir.resolve("Missing.java"), "package broken; public class Missing { }");
+        Files.writeString(dir.resolve("Backend.java"), "package broken; public class Backend extends Missing { }");
+        int status = javac.run(null, null, null, "-d", sources.toString(), dir.resolve("Missing.java").toString(), dir.resolve("Backend.java").toString());
+        assertEquals(0, status, "javac");
+        return Files.readAllBytes(dir.resolve("Backend.class"));
     }
 
     @Test
