@@ -71,6 +71,8 @@ import picocli.CommandLine.Spec;
                 "Without --model it runs on the embedded demo model with the bundled prompt sets.",
                 "Every setting is also a config.toml key and a CRUCIBLE_<KEY> variable (see config.example.toml)."})
 public final class AbliterateCommand implements Callable<Integer> {
+    /** Where studies go without --study, relative to the working directory (ignored by the checkout's .gitignore). */
+    static final String DEFAULT_STUDIES_FOLDER = "studies";
     private static final Map<Setting, String> HELP = new LinkedHashMap<>();
 
     static {
@@ -164,7 +166,7 @@ public final class AbliterateCommand implements Callable<Integer> {
         String modelSpec = settings.model().orElseGet(() -> DemoModel.require(host.environment()).toString());
         ModelLocator.Located located = ModelSession.locateModel(host, modelSpec);
         Path modelDir = located.folder();
-        Path studyDir = settings.studyDir().orElse(Path.of("studies", folderName(modelDir)));
+        Path studyDir = settings.studyDir().orElse(Path.of(DEFAULT_STUDIES_FOLDER, folderName(modelDir)));
         // Everything that can refuse the run does so before any work: the export's location with the space it will
         // need and the chat template it will copy, then the study's lock (another run on it, a read-only folder).
         if (exportDir.isPresent() && !adapterExport) {
@@ -216,7 +218,7 @@ public final class AbliterateCommand implements Callable<Integer> {
                     settings.directionScopes().stream().map(scope -> scope.name().toLowerCase(Locale.ROOT)).toList()));
             List<Objective> objectives = scorers.stream().map(StudyLoop.ScorerInstance::objective).toList();
             StudyHeader header = StudyHeader.of(settings.seed(), objectives, loop.space().distributions(), identity(settings, session, prefix));
-            try (StudyJournal journal = openJournal(studyLock, header, start.mode(), log)) {
+            try (StudyJournal journal = openJournal(studyLock, header, start.mode(), log, spec.commandLine().getErr())) {
                 Study study = new Study(objectives, new TpeSampler(new TpeSampler.Settings(settings.nStartupTrials(),
                         settings.nCandidates(), TpeSampler.Settings.DEFAULT_PRIOR_WEIGHT)), journal.header().seed());
                 journal.trials().forEach(study::replay);
@@ -407,9 +409,13 @@ public final class AbliterateCommand implements Callable<Integer> {
         return id;
     }
 
-    private static StudyJournal openJournal(StudyLock lock, StudyHeader header, OnExisting mode, PrintWriter log) throws IOException {
+    private static StudyJournal openJournal(StudyLock lock, StudyHeader header, OnExisting mode, PrintWriter log,
+                                            PrintWriter err) throws IOException {
         StudyJournal journal = StudyJournal.open(lock, header, mode);
         journal.backup().ifPresent(b -> log.println("restarting: the old journal was kept as " + b));
+        journal.repairedTornRecord().ifPresent(torn -> err.println("warning: study " + lock.directory() + ": line " + torn.line()
+                + " of " + StudyJournal.FILE_NAME + " was cut off (a run stopped while writing trial " + torn.trial()
+                + "); removed it, trial " + torn.trial() + " is run again"));
         return journal;
     }
 

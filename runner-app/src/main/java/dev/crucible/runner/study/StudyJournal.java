@@ -24,6 +24,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The append-only record of a study: {@code DIR/journal.jsonl}, one JSON object per line. Line 1 is the
@@ -32,8 +34,9 @@ import java.util.TreeSet;
  *
  * <p>Durability: each line is written with a single write and then forced to disk ({@code fsync}), so a killed
  * process loses at most the trial that was running. A line counts only once its newline is on disk: a last line
- * without one (the process died mid-write) is ignored and cut off before anything is appended; a bad line
- * anywhere else is an error naming its line number, since silently dropping finished trials would be worse.
+ * without one (the process died mid-write) is ignored and cut off before anything is appended, and {@link
+ * #repairedTornRecord()} says which trial it was recording, so that the user learns that trial is run again; a bad
+ * line anywhere else is an error naming its line number, since silently dropping finished trials would be worse.
  *
  * <p>The journal is written only under its study's {@link StudyLock}, so two runs cannot interleave trials.
  */
@@ -52,6 +55,16 @@ public final class StudyJournal implements Closeable {
     /** The real fsync, file contents and metadata. */
     static final Sync FSYNC = channel -> channel.force(true);
 
+    /**
+     * A trial record cut off by a killed run (no newline at its end), removed when the journal was opened.
+     *
+     * @param line  its line number in the file
+     * @param trial the trial it was recording: the number in the cut line when it got that far, else one past the
+     *              highest finished trial (the number a sequential study gives next)
+     */
+    public record TornRecord(int line, int trial) {
+    }
+
     /** A journal's contents, read without changing the file. */
     public record Contents(StudyHeader header, List<FrozenTrial> trials) {
         public Contents {
@@ -69,9 +82,10 @@ public final class StudyJournal implements Closeable {
     private final StudyLock ownLock;
     private final Sync sync;
     private final JournalCodec codec;
+    private final TornRecord torn;
 
     private StudyJournal(Path file, StudyHeader header, List<FrozenTrial> trials, Path backup, FileChannel channel,
-                         StudyLock ownLock, Sync sync, JournalCodec codec) {
+                         StudyLock ownLock, Sync sync, JournalCodec codec, TornRecord torn) {
         this.file = file;
         this.header = header;
         this.trials = new ArrayList<>(trials);
@@ -81,6 +95,7 @@ public final class StudyJournal implements Closeable {
         this.ownLock = ownLock;
         this.sync = sync;
         this.codec = codec;
+        this.torn = torn;
     }
 
     /**
@@ -133,6 +148,7 @@ public final class StudyJournal implements Closeable {
         try {
             List<FrozenTrial> trials = List.of();
             StudyHeader effective = header;
+            TornRecord torn = null;
             Parsed parsed = exists ? parse(file, codec) : null;
             if (parsed != null && parsed.header() != null) {
                 checkSameStudy(directory, codec, parsed.headerNode(), header);
@@ -140,6 +156,7 @@ public final class StudyJournal implements Closeable {
                 trials = parsed.trials();
                 if (parsed.validLength() < Files.size(file)) {
                     // A torn last line: cut it off so the next record starts on a line of its own.
+                    torn = parsed.tail().isBlank() ? null : parsed.tornRecord();
                     channel.truncate(parsed.validLength());
                     sync.force(channel);
                 }
@@ -153,7 +170,7 @@ public final class StudyJournal implements Closeable {
                 }
                 syncDirectory(directory);
             }
-            return new StudyJournal(file, effective, trials, backup, channel, ownLock, sync, codec);
+            return new StudyJournal(file, effective, trials, backup, channel, ownLock, sync, codec, torn);
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;
@@ -198,6 +215,11 @@ public final class StudyJournal implements Closeable {
 
     public Path file() {
         return file;
+    }
+
+    /** The cut-off trial record that {@link #open} removed, if the last run was killed while writing one. */
+    public Optional<TornRecord> repairedTornRecord() {
+        return Optional.ofNullable(torn);
     }
 
     /** Where {@link OnExisting#RESTART} moved the previous journal, if it did. */
@@ -274,7 +296,23 @@ public final class StudyJournal implements Closeable {
 
     // ---- reading ----
 
-    private record Parsed(StudyHeader header, JsonNode headerNode, List<FrozenTrial> trials, long validLength) {
+    /**
+     * @param validLength the bytes up to the last newline
+     * @param tail        what follows them: empty, or a record a killed run did not finish
+     * @param tailLine    the line number of the tail
+     */
+    private record Parsed(StudyHeader header, JsonNode headerNode, List<FrozenTrial> trials, long validLength,
+                          String tail, int tailLine) {
+        private static final Pattern TRIAL_NUMBER = Pattern.compile("\"number\"\\s*:\\s*(\\d+)");
+
+        /** The tail as a trial record: the number it carries if the cut left it whole, else the next one. */
+        TornRecord tornRecord() {
+            Matcher number = TRIAL_NUMBER.matcher(tail);
+            if (number.find() && number.end() < tail.length()) {
+                return new TornRecord(tailLine, Integer.parseInt(number.group(1)));
+            }
+            return new TornRecord(tailLine, trials.isEmpty() ? 0 : trials.getLast().number() + 1);
+        }
     }
 
     private static long completeLines(Path file) throws IOException {
@@ -330,7 +368,8 @@ public final class StudyJournal implements Closeable {
             }
         }
         trials.sort(Comparator.comparingInt(FrozenTrial::number));
-        return new Parsed(header, headerNode, trials, lineStart);
+        String tail = new String(bytes, lineStart, bytes.length - lineStart, StandardCharsets.UTF_8);
+        return new Parsed(header, headerNode, trials, lineStart, tail, lineNumber + 1);
     }
 
     /** Refuses to continue a study whose identity (seed, objectives, search space, settings) differs. */

@@ -26,6 +26,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -125,6 +126,46 @@ class AbliterateCommandTest {
         assertEquals(6, Files.readAllLines(study.resolve("journal.jsonl")).size());
         RunnerCli exit = run(Map.of(), args(study, "--seed", "5", "--on-existing", "exit"));
         assertEquals(2, exit.exit());
+    }
+
+    /** A user who runs abliterate in the checkout must not see every study as files to commit. */
+    @Test
+    void theDefaultStudiesFolderIsIgnoredByGitInTheCheckout() throws Exception {
+        Path root = Path.of(System.getProperty("crucible.repo.root", "..")).toAbsolutePath().normalize();
+        Assumptions.assumeTrue(Files.exists(root.resolve(".git")), "not a git checkout: " + root);
+        Process git;
+        try {
+            git = new ProcessBuilder("git", "-C", root.toString(), "check-ignore", "--no-index", "-q",
+                    AbliterateCommand.DEFAULT_STUDIES_FOLDER + "/demo-model/journal.jsonl").inheritIO().start();
+        } catch (IOException e) {
+            Assumptions.abort("git is not installed: " + e.getMessage());
+            return;
+        }
+        assertEquals(0, git.waitFor(), "git check-ignore: studies/ must be in .gitignore");
+    }
+
+    @Test
+    void aJournalWhoseLastLineWasTornSaysWhichTrialIsRunAgain() throws Exception {
+        Path study = temp.resolve("study-torn");
+        assertEquals(0, run(Map.of(), args(study, "--seed", "6")).exit());
+        Path journal = study.resolve("journal.jsonl");
+        List<String> lines = Files.readAllLines(journal);
+        assertEquals(4, lines.size(), "header and three trials");
+        String lastTrial = lines.getLast();
+        // A run killed while writing trial 2: its line is cut short and has no newline.
+        Files.writeString(journal, String.join("\n", lines.subList(0, 3)) + "\n" + lastTrial.substring(0, lastTrial.length() / 2));
+
+        RunnerCli r = run(Map.of(), args(study, "--seed", "6"));
+        assertEquals(0, r.exit(), r.err());
+        List<String> warnings = r.err().lines().filter(l -> l.startsWith("warning: ")).toList();
+        assertEquals(List.of("warning: study " + study + ": line 4 of journal.jsonl was cut off (a run stopped while writing trial 2);"
+                + " removed it, trial 2 is run again"), warnings, r.err());
+        assertTrue(r.out().contains("[Trial 2]"), r.out());
+        List<String> repaired = Files.readAllLines(journal);
+        assertEquals(4, repaired.size());
+        JsonNode original = Json.mapper().readTree(lastTrial);
+        JsonNode rerun = Json.mapper().readTree(repaired.getLast());
+        assertEquals(original.get("params"), rerun.get("params"), "the re-run draws the same parameters");
     }
 
     @Test

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -144,10 +145,33 @@ class StudyJournalTest {
         try (StudyJournal journal = StudyJournal.open(dir, HEADER, OnExisting.CONTINUE)) {
             assertEquals(5, journal.trials().size());
             assertEquals(intact, Files.size(journalFile()), "the torn tail is cut before appending");
+            assertEquals(Optional.of(new StudyJournal.TornRecord(7, 5)), journal.repairedTornRecord(),
+                    "line 7 (after the header and trials 0-4) was recording trial 5");
             runTrials(newStudy(journal), journal, 1);
         }
         assertEquals(List.of(0, 1, 2, 3, 4, 5),
                 StudyJournal.read(dir).trials().stream().map(FrozenTrial::number).toList());
+        try (StudyJournal journal = StudyJournal.open(dir, HEADER, OnExisting.CONTINUE)) {
+            assertEquals(Optional.empty(), journal.repairedTornRecord(), "an intact journal reports nothing");
+        }
+    }
+
+    @Test
+    void aRecordCutBeforeItsNumberIsTheNextTrial() throws IOException {
+        try (StudyJournal journal = StudyJournal.open(dir, HEADER, OnExisting.EXIT)) {
+            runTrials(newStudy(journal), journal, 3);
+        }
+        String lastLine = Files.readAllLines(journalFile()).getLast();
+        assertTrue(lastLine.contains("\"number\":2,"), lastLine);
+        for (String torn : List.of("{\"record\":\"tri", "{\"record\":\"trial\",\"number\":1")) {
+            long intact = Files.size(journalFile());
+            Files.writeString(journalFile(), torn, StandardOpenOption.APPEND);
+            try (StudyJournal journal = StudyJournal.open(dir, HEADER, OnExisting.CONTINUE)) {
+                // "number":1 at the very end may be the start of 12 or 13: the number is not trusted, the next one is.
+                assertEquals(Optional.of(new StudyJournal.TornRecord(5, 3)), journal.repairedTornRecord(), torn);
+            }
+            assertEquals(intact, Files.size(journalFile()));
+        }
     }
 
     @Test

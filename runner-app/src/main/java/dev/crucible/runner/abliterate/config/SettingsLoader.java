@@ -9,6 +9,7 @@ import dev.crucible.runner.prompts.PromptSourceSpec;
 import dev.crucible.runner.prompts.Suggestions;
 import dev.crucible.runner.study.OnExisting;
 import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -55,6 +56,8 @@ public final class SettingsLoader {
             Set.of("CRUCIBLE_CONFIG", "CRUCIBLE_DEVICE_PRIORITY", "CRUCIBLE_PLUGINS_DIR", "CRUCIBLE_PROBE_TIMEOUT_MS");
 
     private static final TomlMapper TOML = new TomlMapper();
+    /** jackson-dataformat-toml's message for a key given twice. */
+    private static final String DUPLICATE_KEY = "Duplicate key";
     private static final SecureRandom SEEDS = new SecureRandom();
 
     private final Map<Setting, Object> values = new EnumMap<>(Setting.class);
@@ -114,17 +117,56 @@ public final class SettingsLoader {
 
     // ---- config.toml ----
 
+    /**
+     * The line of the key a duplicate-key error is about. Jackson's TOML parser notices the duplicate only after it
+     * has read the value and the token after it, and reports that token's line: the next key, past any blank lines
+     * and comments, or the end of the file. The value ends on the first line at which the document, cut there, shows
+     * the duplicate; its key is on the line after the last shorter cut that still parses (a multi-line array starts
+     * above its end).
+     */
+    static int duplicateKeyLine(List<String> lines, int reported) {
+        int end = Math.min(reported, lines.size());
+        while (end > 1 && DUPLICATE_KEY.equals(parseError(lines, end - 1))) {
+            end--;
+        }
+        int start = end;
+        while (start > 1 && parseError(lines, start - 1) != null) {
+            start--;
+        }
+        return start;
+    }
+
+    /** The parser's message for the first {@code count} lines, null when they parse. */
+    private static String parseError(List<String> lines, int count) {
+        try {
+            TOML.readTree(String.join("\n", lines.subList(0, count)) + "\n");
+            return null;
+        } catch (JacksonException e) {
+            return e.getOriginalMessage();
+        }
+    }
+
     private void applyFile(Path file) {
         JsonNode root;
+        String text;
         try {
-            root = TOML.readTree(file.toFile());
-        } catch (JacksonException e) {
-            JsonLocation location = e.getLocation();
-            String line = location == null || location.getLineNr() < 1 ? "" : ":" + location.getLineNr();
-            throw new UserInputException(file + line + ": malformed TOML (" + firstLine(e.getOriginalMessage())
-                    + ")", e);
+            text = Files.readString(file);
+        } catch (CharacterCodingException e) {
+            throw new UserInputException("config file " + file + " is not UTF-8 text (TOML files are)", e);
         } catch (IOException e) {
             throw new UserInputException("cannot read config file " + file + ": " + e.getMessage(), e);
+        }
+        try {
+            root = TOML.readTree(text);
+        } catch (JacksonException e) {
+            JsonLocation location = e.getLocation();
+            int reported = location == null ? 0 : location.getLineNr();
+            if (DUPLICATE_KEY.equals(e.getOriginalMessage()) && reported > 0) {
+                reported = duplicateKeyLine(text.lines().toList(), reported);
+            }
+            String line = reported < 1 ? "" : ":" + reported;
+            throw new UserInputException(file + line + ": malformed TOML (" + firstLine(e.getOriginalMessage())
+                    + ")", e);
         }
         if (root == null || root.isMissingNode() || root.isNull()) {
             return; // an empty file

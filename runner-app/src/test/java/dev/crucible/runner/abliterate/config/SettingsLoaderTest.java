@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -182,8 +183,24 @@ class SettingsLoaderTest {
         assertTrue(message.startsWith(dir.resolve("config.toml") + ":3: malformed TOML"), message);
         assertFalse(message.contains("\n"), message);
         String duplicate = tomlError("n_trials = 5\nn_trials = 6\n");
-        assertTrue(duplicate.contains("config.toml:") && duplicate.contains("malformed TOML (Duplicate key"),
-                duplicate);
+        assertEquals(dir.resolve("config.toml") + ":2: malformed TOML (Duplicate key)", duplicate);
+    }
+
+    /** The parser itself reports the token after the duplicate's value: the next key, however far below. */
+    @Test
+    void aDuplicateKeyIsReportedAtItsOwnLine() throws IOException {
+        Map<String, Integer> lineOfTheDuplicate = new LinkedHashMap<>();
+        lineOfTheDuplicate.put("n_trials = 3\nseed = 1\nn_trials = 4\nmax_kl = 1\n", 3);
+        lineOfTheDuplicate.put("n_trials = 5 # c\n\n# comment\n\nn_trials = 6 # again\n\n# more\nseed = 3\n", 5);
+        lineOfTheDuplicate.put("a = [\n  1,\n]\nb = 1\na = [\n  3,\n]\n\nc = 1\n", 5);
+        lineOfTheDuplicate.put("seed = 1\nseed = 2", 2);
+        lineOfTheDuplicate.put("seed = 1\nseed = 2\n", 2);
+        lineOfTheDuplicate.put("x = 1\nt = { y = 1, y = 2 }\nz = 3\n", 2);
+        lineOfTheDuplicate.put("[t]\ny = 1\n\n[u]\nz = 1\n[t.v]\nw = 1\nw = 2\n\n\n[x]\n", 8);
+        for (Map.Entry<String, Integer> c : lineOfTheDuplicate.entrySet()) {
+            assertEquals(dir.resolve("config.toml") + ":" + c.getValue() + ": malformed TOML (Duplicate key)",
+                    tomlError(c.getKey()), c.getKey());
+        }
     }
 
     @Test
