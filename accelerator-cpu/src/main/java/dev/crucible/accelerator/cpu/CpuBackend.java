@@ -23,9 +23,9 @@ import java.util.Map;
  * (elsewhere libtorch emulates them and is slower and no more accurate than float32).
  *
  * <p>Decode steps run on this backend's own {@link VectorKernels} where they are faster than libtorch's
- * (matrix-vector products at memory bandwidth), when the JVM was started with
- * {@code --add-modules jdk.incubator.vector}; {@code CRUCIBLE_CPU_KERNELS=libtorch} turns them off (for
- * comparisons), and without the module libtorch runs everything.
+ * (matrix-vector products at memory bandwidth), when the Vector API module can be loaded ({@link VectorApiModule});
+ * {@code CRUCIBLE_CPU_KERNELS=libtorch} turns them off (for comparisons), and without the module libtorch runs
+ * everything.
  */
 public class CpuBackend extends TorchBackend {
     static final String ID = "cpu";
@@ -109,7 +109,7 @@ public class CpuBackend extends TorchBackend {
             return "libtorch (" + KERNELS_VARIABLE + "=libtorch)";
         }
         if (!vectorApiLoaded()) {
-            return "libtorch (start java with --add-modules jdk.incubator.vector for the faster decode kernels)";
+            return "libtorch (" + VectorApiModule.availability().reason() + ")";
         }
         return "vector API kernels for decode steps, libtorch for the rest";
     }
@@ -140,9 +140,9 @@ public class CpuBackend extends TorchBackend {
         return kernels;
     }
 
-    /** Whether the JVM was started with the Vector API module, without which the kernels' classes cannot load. */
+    /** Whether the Vector API module is loaded, without which the kernels' classes cannot load. */
     static boolean vectorApiLoaded() {
-        return ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent();
+        return VectorApiModule.availability().loaded();
     }
 
     /** The compute threads chosen by {@link #setupEnvironment}; applied when libtorch is first used. */

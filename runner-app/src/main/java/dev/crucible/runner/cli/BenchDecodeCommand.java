@@ -127,14 +127,27 @@ public final class BenchDecodeCommand implements Callable<Integer> {
         out.println("environment: " + result.get("env"));
     }
 
+    /**
+     * Whether the Vector API module is defined: in the boot layer ({@code --add-modules}) or in the child layer the
+     * cpu backend loads it into, which {@code ModuleLayer.boot()} does not list; its classes belong to the boot loader
+     * either way.
+     */
+    private static boolean vectorApiLoaded() {
+        try {
+            Class.forName("jdk.incubator.vector.Vector", false, null);
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+    }
+
     /** What in the environment changes these numbers, so a reader can reproduce them. */
     private Map<String, String> notes() {
         Map<String, String> notes = new LinkedHashMap<>();
         for (String name : List.of("OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CRUCIBLE_THREADS")) {
             notes.put(name, host.environment().get(name).orElse("unset"));
         }
-        notes.put("jdk.incubator.vector", ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
-                ? "loaded" : "not loaded");
+        notes.put("jdk.incubator.vector", vectorApiLoaded() ? "loaded" : "not loaded");
         notes.put("java", System.getProperty("java.version"));
         return notes;
     }

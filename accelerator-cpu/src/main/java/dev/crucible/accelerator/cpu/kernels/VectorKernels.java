@@ -9,8 +9,8 @@ import java.lang.foreign.ValueLayout;
 import java.util.List;
 
 /**
- * The CPU backend's own kernels, written with the JDK Vector API ({@code jdk.incubator.vector}, which the JVM must
- * be started with: {@code --add-modules jdk.incubator.vector}). They take what libtorch's CPU build does worst on
+ * The CPU backend's own kernels, written with the JDK Vector API ({@code jdk.incubator.vector}, which must be loaded
+ * before this class is: see {@code VectorApiModule}). They take what libtorch's CPU build does worst on
  * a decode step: products of a few activation rows with a weight matrix, which must run at memory bandwidth.
  * Large weights are split into tasks of consecutive output rows shared by the {@link WorkerPool}; small ones run
  * on the calling thread, where waking helpers would cost more than the work.
