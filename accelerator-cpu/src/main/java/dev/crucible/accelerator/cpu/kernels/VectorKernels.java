@@ -66,7 +66,14 @@ public final class VectorKernels implements HostKernels {
         this.pool = new WorkerPool(threads);
         List<Boolean> bf16 = warmFor.stream().filter(d -> d == DType.F32 || d == DType.BF16).map(d -> d == DType.BF16)
                 .distinct().toList();
-        Thread.ofPlatform().daemon().name("crucible-cpu-kernel-warm-up").start(() -> WarmUp.run(bf16));
+        Thread.ofPlatform().daemon().name("crucible-cpu-kernel-warm-up").start(() -> {
+            try {
+                WarmUp.run(bf16);
+            } catch (NoClassDefFoundError e) {
+                // The runner closed this plugin's class loader while the warm-up still loaded kernel classes: it is
+                // exiting early (a usage error found after the model opened), and a trace would be a second line.
+            }
+        });
     }
 
     public int threads() {
