@@ -16,9 +16,9 @@ import java.util.Optional;
 /** What a finished abliteration run shows: the Pareto front once, as a table, and the trial to take. */
 final class FrontReport {
     /** How to read a trial's parameters, shown once per run before the first line that uses the notation. */
-    static final String NOTATION = "Parameters: global = one refusal direction for every layer, per_layer = each layer its own;"
-            + " dir = the direction's layer index (fractions interpolate); attn(...) and mlp(...) = the edit of o_proj and"
-            + " down_proj: max=W@L is the weight W at layer L, falling to min at dist layers away, no edit beyond.";
+    static final String NOTATION = "Parameters: global = one refusal direction for all layers, per_layer = each layer its own;"
+            + " dir = its layer index (fractions interpolate);" + System.lineSeparator()
+            + "attn(...), mlp(...) = the edit of o_proj, down_proj: weight max at layer @, falling to min at dist layers away, none beyond.";
 
     private FrontReport() {
     }
