@@ -4,6 +4,7 @@ import dev.crucible.api.train.TrainingMethod;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.finetune.ExampleEncoder;
 import dev.crucible.runner.finetune.FinetuneRun;
+import dev.crucible.runner.finetune.FinetuneSave;
 import dev.crucible.runner.finetune.FinetuneSettings;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -106,8 +107,9 @@ public final class FinetuneCommand implements Callable<Integer> {
     @Option(names = "--eval-max-new-tokens", defaultValue = "48", description = "Tokens generated per reply for --refusal-markers (default: ${DEFAULT-VALUE}).")
     int evalMaxNewTokens;
 
-    @Option(names = "--resume", description = "Continue the run stopped in --out (same command line).")
-    boolean resume;
+    @Option(names = "--resume", arity = "0..1", paramLabel = "DIR", fallbackValue = "",
+            description = "Continue the run stopped in --out (same command line), or the one saved in DIR when --out could not be written.")
+    String resume;
 
     @Option(names = "--force", description = "Replace --out when it exists.")
     boolean force;
@@ -123,10 +125,12 @@ public final class FinetuneCommand implements Callable<Integer> {
                 method.equalsIgnoreCase("auto") ? Optional.empty() : Optional.of(TrainingMethod.parse(method)),
                 dtype, rank, alpha, dropout, targetModules, epochs, microBatch, gradAccum, groupByLength, maxLength,
                 overlong(overlong), lossOn(lossOn), learningRate, warmupRatio, weightDecay, maxGradNorm, seed,
-                Optional.ofNullable(evalData), Optional.ofNullable(refusalMarkers), evalMaxNewTokens, resume, force);
+                Optional.ofNullable(evalData), Optional.ofNullable(refusalMarkers), evalMaxNewTokens,
+                resume == null ? Optional.empty() : Optional.of(resume.isEmpty() ? out : Path.of(resume)), force);
         boolean terminal = System.console() != null && System.console().isTerminal();
         return new FinetuneRun(host, settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
-                new AtomicBoolean(), report -> { }, terminal).run();
+                new AtomicBoolean(), report -> { }, terminal,
+                spec.commandLine().getParseResult().originalArgs(), FinetuneSave.defaultRescueFolders()).run();
     }
 
     private static ExampleEncoder.LossOn lossOn(String text) {

@@ -37,18 +37,23 @@ public final class PeftAdapterWriter {
     /** Writes the adapter folder; {@code extraFiles} adds files to it (given the staging folder) before it is moved into place. */
     public static void write(Path out, boolean force, Map<String, LoraFactors> adapters, Config config, StagedFolder.Contents extraFiles) {
         List<WritableTensor> tensors = new ArrayList<>();
-        long bytes = SMALL_FILES_BYTES;
+        long tensorBytes = 0;
         for (Map.Entry<String, LoraFactors> e : adapters.entrySet()) {
             String prefix = "base_model.model." + e.getKey();
             tensors.add(rename(prefix + ".lora_A.weight", WritableTensor.of(e.getValue().a())));
             tensors.add(rename(prefix + ".lora_B.weight", WritableTensor.of(e.getValue().b())));
-            bytes += tensors.get(tensors.size() - 2).byteSize() + tensors.getLast().byteSize();
+            tensorBytes += tensors.get(tensors.size() - 2).byteSize() + tensors.getLast().byteSize();
         }
-        StagedFolder.write(out, force, bytes, folder -> {
+        StagedFolder.write(out, force, folderBytes(tensorBytes), folder -> {
             SafetensorsWriter.write(folder.resolve("adapter_model.safetensors"), tensors, Map.of("format", "pt"));
             JSON.writeValue(folder.resolve("adapter_config.json").toFile(), adapterConfig(config));
             extraFiles.writeInto(folder);
         });
+    }
+
+    /** What an adapter folder takes on disk, given its tensors' bytes (known before training from the shapes). */
+    public static long folderBytes(long tensorBytes) {
+        return SMALL_FILES_BYTES + tensorBytes;
     }
 
     private static WritableTensor rename(String name, WritableTensor tensor) {

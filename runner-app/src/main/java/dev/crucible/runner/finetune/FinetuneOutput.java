@@ -2,6 +2,7 @@ package dev.crucible.runner.finetune;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.HostTensor;
 import dev.crucible.api.io.SafetensorsWriter;
@@ -103,5 +104,30 @@ public final class FinetuneOutput {
         } catch (IOException e) {
             return Optional.empty();
         }
+    }
+
+    /**
+     * What {@link #writeAdapter} will write, known before training: float32 A and B of every adapted projection and
+     * the files beside them, the tokenizer's counted at their size (a tokenizer.json can take 10 MB).
+     */
+    public static long adapterBytes(Checkpoint base, List<String> modules, int rank, Path baseModel) {
+        long tensors = 0;
+        for (String module : modules) {
+            String weight = module + ".weight";
+            if (base.names().contains(weight)) {
+                long[] shape = base.info(weight).shape();
+                tensors += (long) Float.BYTES * rank * (shape[0] + shape[1]);
+            }
+        }
+        long tokenizer = 0;
+        for (String name : TOKENIZER_FILES) {
+            Path file = baseModel.resolve(name);
+            try {
+                tokenizer += Files.isRegularFile(file) ? Files.size(file) : 0;
+            } catch (IOException e) {
+                throw new UserInputException("cannot read " + file + ": " + e.getMessage(), e);
+            }
+        }
+        return PeftAdapterWriter.folderBytes(tensors) + tokenizer;
     }
 }

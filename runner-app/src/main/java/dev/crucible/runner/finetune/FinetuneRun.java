@@ -19,6 +19,7 @@ import dev.crucible.api.train.TrainingRequest;
 import dev.crucible.api.train.TrainingSession;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.backends.ProbedBackend;
+import dev.crucible.runner.export.BaseFiles;
 import dev.crucible.runner.export.FileHashes;
 import dev.crucible.runner.export.PeftAdapterWriter;
 import dev.crucible.runner.session.ModelSession;
@@ -64,14 +65,20 @@ public final class FinetuneRun {
     private final AtomicBoolean stop;
     private final FinetuneLoop.Listener observer;
     private final boolean terminal;
+    private final List<String> commandLine;
+    private final List<Path> rescueFolders;
 
     /**
      * @param stop     raised to stop after the current step and save (Ctrl+C raises it)
      * @param observer told about every step after the progress bar (tests stop runs with it)
      * @param terminal draw the progress bar on the console instead of printing lines to {@code err}
+     * @param commandLine   the arguments after {@code runner}, for the command that finishes a rescued run
+     * @param rescueFolders where the run is saved when {@code --out} cannot be written after training
+     *                      ({@link FinetuneSave#defaultRescueFolders})
      */
     public FinetuneRun(Host host, FinetuneSettings settings, PrintWriter out, PrintWriter err, AtomicBoolean stop,
-                       FinetuneLoop.Listener observer, boolean terminal) {
+                       FinetuneLoop.Listener observer, boolean terminal, List<String> commandLine,
+                       List<Path> rescueFolders) {
         this.host = host;
         this.settings = settings;
         this.out = out;
@@ -79,15 +86,19 @@ public final class FinetuneRun {
         this.stop = stop;
         this.observer = observer;
         this.terminal = terminal;
+        this.commandLine = List.copyOf(commandLine);
+        this.rescueFolders = List.copyOf(rescueFolders);
     }
 
     /** Runs it; returns the exit status (0 done, 130 stopped and saved). */
     public int run() {
         Path outDir = settings.out();
-        if (Files.exists(outDir) && !settings.force() && !settings.resume()) {
-            throw new UserInputException(outDir + " already exists; pass --force to replace it or --resume to continue "
-                    + "a stopped run there");
-        }
+        // Every input and the output location are checked before anything costs time: a mistake found after
+        // training costs the training.
+        FinetuneSave save = FinetuneSave.check(settings, commandLine, rescueFolders);
+        List<TrainingRow> rows = TrainingDataReader.read(settings.data());
+        Optional<List<TrainingRow>> evalRows = settings.evalData().map(TrainingDataReader::read);
+        Optional<RefusalMarkers> markers = settings.refusalMarkers().map(RefusalMarkers::read);
         ProbedBackend chosen = host.resolve(settings.device());
         HardwareBackend backend = chosen.backend();
         backend.setupEnvironment(new SetupRequest(settings.device(), chosen.probe(), settings.threads()));
@@ -102,9 +113,11 @@ public final class FinetuneRun {
             ChatFormat format = ChatFormat.of(tokenizer);
             ExampleEncoder encoder = new ExampleEncoder(format, settings.maxLength(), settings.overlong(),
                     settings.lossOn());
-            ExampleEncoder.Result data = encoder.encodeAll(TrainingDataReader.read(settings.data()));
+            ExampleEncoder.Result data = encoder.encodeAll(rows);
             out.println("rendering: " + data.rendering());
             out.println(dataLine(data));
+            Optional<HeldOut> heldOut = evalRows.map(held -> new HeldOut(encoder.encodeAll(held),
+                    held.stream().flatMap(row -> encoder.probe(row).stream()).toList()));
 
             MethodChoice choice = MethodChoice.choose(settings.method(), 2 * parameterCount(checkpoint),
                     deviceMemory(chosen, deviceIndex), deviceName, backend::trainingUnsupported);
@@ -130,15 +143,20 @@ public final class FinetuneRun {
                     settings.dropout(), false, targets.modules()) : null;
             OptimizerSettings optimizer = OptimizerSettings.defaults().withWeightDecay(settings.weightDecay())
                     .withMaxGradNorm(settings.maxGradNorm());
+            long outputBytes = method.trainsAdapters()
+                    ? FinetuneOutput.adapterBytes(checkpoint, targets.modules(), settings.rank(), modelDir)
+                    : BaseFiles.of(modelDir).exportBytes();
+            save.checkSpace(outputBytes);
             String fingerprint = fingerprint(modelDir, checkpoint);
             TrainingRequest request = new TrainingRequest(config, checkpoint, method, baseDtype, lora, optimizer,
                     settings.seed());
 
             try (TrainingSession session = backend.startTraining(request)) {
                 List<Map<String, Object>> history = new ArrayList<>();
-                if (settings.resume()) {
-                    session.restore(TrainerStateFile.read(outDir, fingerprint));
-                    history.addAll(previousHistory(outDir, session.completedSteps()));
+                if (save.resumeFrom().isPresent()) {
+                    Path from = save.resumeFrom().get();
+                    session.restore(TrainerStateFile.read(from, fingerprint));
+                    history.addAll(previousHistory(from, session.completedSteps()));
                     out.println("resuming after step " + session.completedSteps() + " of " + plan.steps().size());
                 }
                 out.printf(Locale.ROOT, "training %,d parameters: %d steps (%d epochs, micro-batch %d, grad-accum %d), "
@@ -163,25 +181,29 @@ public final class FinetuneRun {
                 double seconds = (System.nanoTime() - started) / 1e9;
                 Map<String, Object> meta = meta(deviceName, chosen, choice, baseDtype, targets, data, plan, schedule,
                         session, history, outcome, seconds, base);
-                if (!outcome.stopped() && settings.evalData().isPresent()) {
-                    meta.put("eval", evaluate(session, encoder, tokenizer, config));
+                if (!outcome.stopped() && heldOut.isPresent()) {
+                    meta.put("eval", evaluate(session, heldOut.get(), markers, tokenizer, config));
                 }
                 Optional<FinetuneOutput.StateToSave> state = outcome.stopped()
                         ? Optional.of(new FinetuneOutput.StateToSave(session.state(), fingerprint)) : Optional.empty();
-                boolean replace = settings.force() || settings.resume();
-                if (method.trainsAdapters()) {
-                    FinetuneOutput.writeAdapter(outDir, replace, session.adapters(),
-                            new PeftAdapterWriter.Config(base, settings.rank(), settings.alpha(),
-                                    settings.dropout(), targets.peftTargets()), modelDir, meta, state);
-                } else {
-                    FinetuneOutput.writeModel(outDir, replace, checkpoint, session.weights(), modelDir, meta, state);
-                }
-                return report(outcome, plan, outDir, seconds);
+                FinetuneSave.Writer writer = method.trainsAdapters()
+                        ? (folder, replace, saved) -> FinetuneOutput.writeAdapter(folder, replace, session.adapters(),
+                                new PeftAdapterWriter.Config(base, settings.rank(), settings.alpha(), settings.dropout(),
+                                        targets.peftTargets()), modelDir, meta, saved)
+                        : (folder, replace, saved) -> FinetuneOutput.writeModel(folder, replace, checkpoint,
+                                session.weights(), modelDir, meta, saved);
+                // Parameters and both AdamW moments, float32.
+                long stateBytes = 3L * Float.BYTES * session.trainableParameters();
+                save.save(writer, state, () -> new FinetuneOutput.StateToSave(session.state(), fingerprint),
+                        outputBytes + stateBytes, outcome.stopped() ? "the run so far (step " + outcome.completedSteps()
+                                + " of " + plan.steps().size() + ")" : "the trained run");
+                return report(outcome, plan, outDir, save.resumeFrom(), seconds);
             }
         }
     }
 
-    private int report(FinetuneLoop.Outcome outcome, TrainingPlan plan, Path outDir, double seconds) {
+    private int report(FinetuneLoop.Outcome outcome, TrainingPlan plan, Path outDir, Optional<Path> resumedFrom,
+                       double seconds) {
         List<StepReport> reports = outcome.reports();
         String losses = reports.isEmpty() ? "no steps run" : String.format(Locale.ROOT, "loss %.4f -> %.4f",
                 reports.getFirst().loss(), reports.getLast().loss());
@@ -192,17 +214,22 @@ public final class FinetuneRun {
                     + ", " + speed + "); saved to " + outDir + "; continue with the same command and --resume");
             return EXIT_INTERRUPTED;
         }
-        out.printf(Locale.ROOT, "done: %d steps in %.1f s (%s, %s); wrote %s%n", plan.steps().size(), seconds, losses,
-                speed, outDir);
+        out.printf(Locale.ROOT, "done: %d steps in %.1f s (%s, %s); wrote %s%s%n", plan.steps().size(), seconds, losses,
+                speed, outDir, resumedFrom.filter(from -> !from.toAbsolutePath().normalize()
+                        .equals(outDir.toAbsolutePath().normalize())).map(from -> "; " + from + " is no longer needed")
+                        .orElse(""));
         return 0;
     }
 
-    private Map<String, Object> evaluate(TrainingSession session, ExampleEncoder encoder, ModelTokenizer tokenizer,
-                                         ModelConfig config) {
+    /** The held-out rows, encoded before training so that a mistake in them costs nothing. */
+    private record HeldOut(ExampleEncoder.Result encoded, List<RefusalEvaluation.Probe> probes) {
+    }
+
+    private Map<String, Object> evaluate(TrainingSession session, HeldOut heldOut, Optional<RefusalMarkers> markers,
+                                         ModelTokenizer tokenizer, ModelConfig config) {
         Map<String, Object> eval = new LinkedHashMap<>();
         Path file = settings.evalData().orElseThrow();
-        List<TrainingRow> rows = TrainingDataReader.read(file);
-        ExampleEncoder.Result encoded = encoder.encodeAll(rows);
+        ExampleEncoder.Result encoded = heldOut.encoded();
         double lossSum = 0;
         List<EncodedExample> examples = encoded.examples();
         for (int from = 0; from < examples.size(); from += settings.microBatch()) {
@@ -215,12 +242,11 @@ public final class FinetuneRun {
         eval.put("rows", examples.size());
         eval.put("loss", loss);
         out.printf(Locale.ROOT, "eval: loss %.4f on %d held-out rows%n", loss, examples.size());
-        if (settings.refusalMarkers().isPresent()) {
-            List<RefusalEvaluation.Probe> probes = rows.stream().flatMap(row -> encoder.probe(row).stream()).toList();
+        if (markers.isPresent()) {
             Set<Integer> stops = new LinkedHashSet<>(tokenizer.eosIds());
             stops.addAll(config.eosTokenIds());
-            RefusalEvaluation.Report report = RefusalEvaluation.run(probes,
-                    RefusalMarkers.read(settings.refusalMarkers().get()), settings.evalMaxNewTokens(), stops,
+            RefusalEvaluation.Report report = RefusalEvaluation.run(heldOut.probes(), markers.get(),
+                    settings.evalMaxNewTokens(), stops,
                     tokenizer.padId(), session::decode, tokenizer::decode);
             eval.put("refusals", report.toJson());
             out.printf(Locale.ROOT, "eval: refused %d of %d that should be refused (%.1f%%), answered %d of %d that "
@@ -372,8 +398,8 @@ public final class FinetuneRun {
         return line.toString();
     }
 
-    private static String number(double value) {
-        return value == Math.rint(value) && Math.abs(value) < 1e9 ? Long.toString((long) value)
-                : Double.toString(value);
+    /** 32, 0.0002: as the user wrote it, not 32.0 or 2.0E-4. */
+    static String number(double value) {
+        return java.math.BigDecimal.valueOf(value).stripTrailingZeros().toPlainString();
     }
 }

@@ -15,13 +15,15 @@ import java.util.OptionalInt;
  * @param method       empty for {@code --method auto}
  * @param dtype        {@code --dtype}: the frozen base's compute dtype, {@code auto} for the backend's policy
  * @param evalData     held-out rows: eval loss at the end, and with {@code refusalMarkers} the refusal check
+ * @param resume       the folder a stopped run left its state in ({@code --out} itself for a plain {@code --resume},
+ *                     or where a failed save put it); empty for a fresh run
  */
 public record FinetuneSettings(
         String model, Path data, Path out, DeviceRequest device, OptionalInt threads,
         Optional<TrainingMethod> method, String dtype, int rank, double alpha, double dropout, String targetModules,
         int epochs, int microBatch, int gradAccum, boolean groupByLength, int maxLength, ExampleEncoder.Overlong overlong, ExampleEncoder.LossOn lossOn,
         double learningRate, double warmupRatio, double weightDecay, double maxGradNorm, long seed,
-        Optional<Path> evalData, Optional<Path> refusalMarkers, int evalMaxNewTokens, boolean resume, boolean force) {
+        Optional<Path> evalData, Optional<Path> refusalMarkers, int evalMaxNewTokens, Optional<Path> resume, boolean force) {
 
     public FinetuneSettings {
         if (rank < 1) {

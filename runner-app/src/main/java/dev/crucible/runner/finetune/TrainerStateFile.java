@@ -17,7 +17,8 @@ import java.util.Map;
 /**
  * {@code trainer_state.safetensors}: a stopped run's {@link TrainerState} (parameters and AdamW moments as float32
  * tensors, the step count and a fingerprint of the run's settings and data in the metadata), which
- * {@code --resume} reads back. Written only when a run stops early.
+ * {@code --resume} reads back. Written only when a run stops early, or beside a finished run's output when that
+ * could not be written to {@code --out} ({@link FinetuneSave}).
  */
 public final class TrainerStateFile {
     public static final String FILE_NAME = "trainer_state.safetensors";
@@ -37,13 +38,19 @@ public final class TrainerStateFile {
         SafetensorsWriter.write(folder.resolve(FILE_NAME), tensors, metadata);
     }
 
-    /** The state saved in {@code folder}, checked against this run's fingerprint. */
-    public static TrainerState read(Path folder, String fingerprint) {
+    /** The state file in {@code folder}; a one-line error when there is none. */
+    public static Path requireIn(Path folder) {
         Path file = folder.resolve(FILE_NAME);
         if (!Files.isRegularFile(file)) {
             throw new UserInputException("--resume: " + folder + " has no " + FILE_NAME
-                    + " (only a run stopped early leaves one)");
+                    + " (only a run stopped early, or saved elsewhere when --out could not be written, leaves one)");
         }
+        return file;
+    }
+
+    /** The state saved in {@code folder}, checked against this run's fingerprint. */
+    public static TrainerState read(Path folder, String fingerprint) {
+        Path file = requireIn(folder);
         try (SafetensorsFile saved = SafetensorsFile.open(file)) {
             String savedPrint = saved.metadata().get(FINGERPRINT);
             if (!fingerprint.equals(savedPrint)) {

@@ -209,6 +209,7 @@ class FinetuneCommandTest {
         assertEquals(0, large.exit(), large.all());
         assertTrue(large.out().contains("method: lora (the frozen weights ("), large.out());
         assertTrue(large.out().contains("fit in 16.0 GiB of cpu:0"), large.out());
+        assertTrue(large.out().contains(", lr 0.0002 with "), "numbers as written, not 2.0E-4: " + large.out());
     }
 
     @Test

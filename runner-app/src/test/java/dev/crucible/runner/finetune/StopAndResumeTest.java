@@ -15,6 +15,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -71,14 +72,14 @@ class StopAndResumeTest {
             if (report.step() == stopAfter) {
                 stop.set(true);
             }
-        }, false).run();
+        }, false, List.of(), List.of()).run();
     }
 
     private static FinetuneSettings settings(Path model, Path data, Path out, boolean resume) {
         return new FinetuneSettings(model.toString(), data, out, DeviceRequest.parse("cpu"), OptionalInt.of(1),
                 Optional.of(TrainingMethod.LORA), "auto", 2, 4, 0, "auto", 2, 4, 1, false, 1024,
                 ExampleEncoder.Overlong.TRUNCATE, ExampleEncoder.LossOn.ASSISTANT, 1e-2, 0.1, 0.0, 1.0, 11, Optional.empty(), Optional.empty(), 16,
-                resume, false);
+                resume ? Optional.of(out) : Optional.empty(), false);
     }
 
     private static FinetuneSettings withSeed(FinetuneSettings s, long seed) {
