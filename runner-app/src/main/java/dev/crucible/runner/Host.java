@@ -7,6 +7,7 @@ import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.runner.backends.BackendProber;
 import dev.crucible.runner.backends.BackendResolver;
 import dev.crucible.runner.backends.ProbedBackend;
+import dev.crucible.runner.backends.SpiVersion;
 import dev.crucible.runner.plugins.Discovered;
 import dev.crucible.runner.plugins.PluginHost;
 import java.time.Duration;
@@ -43,10 +44,17 @@ public final class Host implements AutoCloseable {
     /** Every backend with its probe, highest priority first; detection runs on first call only. */
     public synchronized List<ProbedBackend> backends() {
         if (probed == null) {
-            List<Discovered<HardwareBackend>> found = plugins.discover(HardwareBackend.class, HardwareBackend::id);
+            List<Discovered<HardwareBackend<?, ?>>> found = plugins.discover(backendType(), HardwareBackend::id,
+                    SpiVersion::refusal);
             probed = BackendProber.probeAll(found, probeTimeout());
         }
         return probed;
+    }
+
+    /** {@code HardwareBackend<?, ?>} as a class literal, which Java has no syntax for. */
+    @SuppressWarnings("unchecked")
+    private static Class<HardwareBackend<?, ?>> backendType() {
+        return (Class<HardwareBackend<?, ?>>) (Class<?>) HardwareBackend.class;
     }
 
     /** The backend {@code --device} selects (see {@link BackendResolver}); the user's mistake exits 2. */

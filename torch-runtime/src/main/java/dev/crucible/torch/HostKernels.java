@@ -16,7 +16,7 @@ import java.lang.foreign.MemorySegment;
  * are always contiguous. Floating-point arguments share one dtype ({@link DType#F32} or {@link DType#BF16});
  * kernels compute in float32 and round each result once to the dtype (to nearest even), as libtorch does.
  */
-public interface HostKernels {
+public interface HostKernels extends AutoCloseable {
 
     /**
      * Whether {@link #linear} takes {@code rows} rows of {@code in} features in {@code dtype} onto {@code out} by a
@@ -67,4 +67,9 @@ public interface HostKernels {
 
     /** Index of the largest element of each contiguous row (the lowest index on ties), as I64 into {@code y}. */
     void argmax(DType dtype, MemorySegment x, MemorySegment y, int rows, int width);
+
+    /** Frees what the kernels hold (worker threads, scratch memory); the model that uses them closes them. */
+    @Override
+    default void close() {
+    }
 }

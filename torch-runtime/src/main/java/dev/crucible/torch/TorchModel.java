@@ -4,6 +4,7 @@ import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ModelRunner;
 import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.model.ShardRequest;
+import java.util.OptionalInt;
 
 /**
  * A model placed on one libtorch device: the backend-neutral {@link PlacedModel} (weights, adapters, tables) over
@@ -13,14 +14,19 @@ import dev.crucible.api.model.ShardRequest;
 public final class TorchModel implements DeviceModel {
 
     private final TorchOps ops;
+    private final HostKernels kernels;
     private final PlacedModel placed;
     private final ModelRunner runner;
+    private final OptionalInt threadsPerOp;
     private boolean closed;
 
-    private TorchModel(TorchOps ops, PlacedModel placed, int batchWorkers) {
+    private TorchModel(TorchOps ops, HostKernels kernels, PlacedModel placed, int batchWorkers,
+                       OptionalInt threadsPerOp) {
         this.ops = ops;
+        this.kernels = kernels;
         this.placed = placed;
         this.runner = new ModelRunner(ops, placed, false, batchWorkers);
+        this.threadsPerOp = threadsPerOp;
     }
 
     /** Copies every weight {@code request.config()} needs onto {@code device}, once, in the request's dtype. */
@@ -30,22 +36,25 @@ public final class TorchModel implements DeviceModel {
 
     /**
      * The same, computing with {@code kernels} where they take a shape ({@link TorchOps}); null for libtorch's
-     * kernels alone.
+     * kernels alone. The model owns the kernels and closes them.
      */
     public static TorchModel place(ShardRequest request, String device, HostKernels kernels) {
-        return place(request, device, kernels, 1);
+        return place(request, device, kernels, 1, OptionalInt.empty());
     }
 
     /**
      * The same, with up to {@code batchWorkers} batches of a request running at once, each on its own thread (see
      * {@link ModelRunner}); the kernels must then take calls from that many threads.
+     *
+     * @param threadsPerOp the libtorch threads its ops run on, as the backend set them (empty: libtorch's default)
      */
-    public static TorchModel place(ShardRequest request, String device, HostKernels kernels, int batchWorkers) {
+    public static TorchModel place(ShardRequest request, String device, HostKernels kernels, int batchWorkers,
+                                   OptionalInt threadsPerOp) {
         TorchOps ops = new TorchOps(device, true, kernels);
         try {
             PlacedModel placed = PlacedModel.place(request.config(), request.checkpoint(),
                     new TorchPlacement(ops, request.dtype()));
-            return new TorchModel(ops, placed, batchWorkers);
+            return new TorchModel(ops, kernels, placed, batchWorkers, threadsPerOp);
         } catch (RuntimeException | Error e) {
             ops.close();
             throw e;
@@ -60,6 +69,11 @@ public final class TorchModel implements DeviceModel {
     /** The ops this model computes with (its device, inference scopes). */
     public TorchOps ops() {
         return ops;
+    }
+
+    /** The libtorch threads this model's ops run on (empty: libtorch's default). */
+    public OptionalInt threadsPerOp() {
+        return threadsPerOp;
     }
 
     public ModelRunner runner() {
@@ -82,5 +96,8 @@ public final class TorchModel implements DeviceModel {
         runner.close();
         placed.close();
         ops.close();
+        if (kernels != null) {
+            kernels.close();
+        }
     }
 }

@@ -30,7 +30,7 @@ class BatchWorkersTest {
         }
 
         @Override
-        protected int batchWorkers(ModelConfig config) {
+        protected int batchWorkers(TorchEnvironment environment, ModelConfig config) {
             return 2;
         }
     }
@@ -43,11 +43,11 @@ class BatchWorkersTest {
             fixture.cases().forEach(c -> prompts.add(c.promptIds()));
         }
         int pad = DecodeRequest.defaultPadToken(fixture.config());
-        TorchBackend serial = new TestCpuBackend(1);
-        TorchBackend parallel = new SideBySide();
+        TestCpuBackend serial = new TestCpuBackend(1);
+        TestCpuBackend parallel = new SideBySide();
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
-             DeviceModel one = serial.shard(fixture.shardRequest(checkpoint, DType.F32));
-             DeviceModel two = parallel.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+             TorchModel one = serial.shard(fixture.shardRequest(checkpoint, DType.F32));
+             TorchModel two = parallel.shard(fixture.shardRequest(checkpoint, DType.F32))) {
             // Batches of two: several batches per request, so the workers share them.
             DecodeRequest decode = new DecodeRequest(prompts, 12, Set.of(), pad, 2);
             List<Generation> expected = serial.decode(one, decode).generations();

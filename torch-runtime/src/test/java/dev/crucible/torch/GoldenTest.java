@@ -27,14 +27,14 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class GoldenTest {
 
-    private static final TorchBackend BACKEND = new TestCpuBackend(1);
+    private static final TestCpuBackend BACKEND = new TestCpuBackend(1);
 
     @ParameterizedTest
     @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope"})
     void forwardMatchesLogitsAndResidualNorms(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
-             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+             TorchModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
             for (Fixture.Case golden : fixture.cases()) {
                 ForwardResult result = BACKEND.forward(model, new ForwardRequest(List.of(golden.promptIds()), 1));
                 Activations activations = result.prompts().getFirst();
@@ -59,7 +59,7 @@ class GoldenTest {
     void forwardOfALeftPaddedBatchMatchesGoldens(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
-             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+             TorchModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
             ForwardResult result = BACKEND.forward(model, new ForwardRequest(fixture.prompts(), fixture.cases().size()));
             for (int i = 0; i < fixture.cases().size(); i++) {
                 Fixture.Case golden = fixture.cases().get(i);
@@ -83,7 +83,7 @@ class GoldenTest {
         int secondStop = indexOf(second.generatedIds(), stop);
         int budget = 40;
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
-             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+             TorchModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
             DecodeRequest request = new DecodeRequest(List.of(first.promptIds(), second.promptIds()), budget,
                     Set.of(stop), DecodeRequest.defaultPadToken(fixture.config()), 2);
             List<Generation> generations = BACKEND.decode(model, request).generations();
@@ -110,7 +110,7 @@ class GoldenTest {
     void greedyDecodeReproducesIdsOneAtATimeAndBatched(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
-             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+             TorchModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
             for (Fixture.Case golden : fixture.cases()) {
                 Generation single = BACKEND.decode(model, goldenRequest(fixture, List.of(golden), 1))
                         .generations().getFirst();

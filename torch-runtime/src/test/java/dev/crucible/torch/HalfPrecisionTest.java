@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class HalfPrecisionTest {
 
-    private static final TorchBackend BACKEND = new TestCpuBackend(1);
+    private static final TestCpuBackend BACKEND = new TestCpuBackend(1);
 
     @ParameterizedTest
     @CsvSource({"stories260k, BF16, 0.4", "stories260k, F16, 0.05", "tiny-qwen3, F16, 0.8"})
@@ -29,7 +29,7 @@ class HalfPrecisionTest {
         double worst = 0;
         int topAgree = 0;
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
-             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, dtype))) {
+             TorchModel model = BACKEND.shard(fixture.shardRequest(checkpoint, dtype))) {
             assertEquals(dtype, model.dtype());
             for (Fixture.Case golden : fixture.cases()) {
                 Activations activations = BACKEND.forward(model, ForwardRequest.of(java.util.List.of(golden.promptIds())))

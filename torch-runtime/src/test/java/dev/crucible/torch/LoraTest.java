@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The LoRA-augmented linear: adapters change the output, zeroing or removing them restores it, merges agree. */
 class LoraTest {
 
-    private static final TorchBackend BACKEND = new TestCpuBackend(1);
+    private static final TestCpuBackend BACKEND = new TestCpuBackend(1);
     private static final String DOWN = "model.layers.2.mlp.down_proj";
     private static final String QUERY = "model.layers.0.self_attn.q_proj";
 
@@ -43,7 +43,7 @@ class LoraTest {
     void adaptersChangeLogitsAndZeroingOrRemovingThemRestoresTheBase() {
         Fixture fixture = Fixture.load("stories260k");
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
-             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+             TorchModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
             List<LinearModule> modules = model.linearModules();
             assertEquals(5 * 7, modules.size());
             assertEquals(new LinearModule(QUERY, 64, 64), modules.getFirst());
@@ -67,7 +67,7 @@ class LoraTest {
     void badAdaptersAreRefused() {
         Fixture fixture = Fixture.load("stories260k");
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
-             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+             TorchModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
             assertThrows(IllegalArgumentException.class, () -> model.setAdapter(DOWN, factors(2, 64, 64, 1, 1)));
             assertThrows(IllegalArgumentException.class, () -> model.setAdapter("model.layers.9.mlp.up_proj",
                     factors(2, 64, 172, 1, 1)));
@@ -81,7 +81,7 @@ class LoraTest {
         Path mergedFolder = temporary.resolve("merged");
         float[] adapted;
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
-             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+             TorchModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
             LoraFactors down = factors(3, 172, 64, 0.25, 2);
             LoraFactors query = factors(1, 64, 64, 2.0, 3);
             model.setAdapter(DOWN, down);
@@ -98,7 +98,7 @@ class LoraTest {
             }
         }
         try (Checkpoint merged = Checkpoint.open(mergedFolder);
-             DeviceModel model = BACKEND.shard(new ShardRequest(ModelConfig.read(mergedFolder), merged, DType.F32))) {
+             TorchModel model = BACKEND.shard(new ShardRequest(ModelConfig.read(mergedFolder), merged, DType.F32))) {
             float[] fromMerged = logits(model, fixture);
             double difference = maxDifference(adapted, fromMerged);
             assertTrue(difference < 1e-4, "merged weights differ from the adapter by " + difference);
@@ -113,7 +113,7 @@ class LoraTest {
             writeCheckpoint(checkpoint, Map.of(), DType.BF16, bf16Folder, fixture);
         }
         try (Checkpoint checkpoint = Checkpoint.open(bf16Folder);
-             DeviceModel model = BACKEND.shard(new ShardRequest(fixture.config(), checkpoint, DType.F32))) {
+             TorchModel model = BACKEND.shard(new ShardRequest(fixture.config(), checkpoint, DType.F32))) {
             LoraFactors down = factors(2, 172, 64, 1.0, 4);
             model.setAdapter(DOWN, down);
             try (MergedWeights merged = BACKEND.merge(model, checkpoint)) {
@@ -162,7 +162,7 @@ class LoraTest {
         Files.copy(fixture.directory().resolve(ModelConfig.FILE_NAME), folder.resolve(ModelConfig.FILE_NAME));
     }
 
-    private static float[] logits(DeviceModel model, Fixture fixture) {
+    private static float[] logits(TorchModel model, Fixture fixture) {
         List<float[]> all = BACKEND.forward(model, new ForwardRequest(fixture.prompts(), 0)).prompts().stream()
                 .map(activations -> activations.logits()).toList();
         float[] flat = new float[all.size() * all.getFirst().length];

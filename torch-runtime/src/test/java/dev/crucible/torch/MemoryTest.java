@@ -19,14 +19,14 @@ import org.junit.jupiter.api.Test;
 /** Native memory has an owner: hundreds of steps leave no native object and no resident memory behind. */
 class MemoryTest {
 
-    private static final TorchBackend BACKEND = new TestCpuBackend(1);
+    private static final TestCpuBackend BACKEND = new TestCpuBackend(1);
 
     @Test
     void hundredsOfForwardsAndDecodesLeaveMemoryFlat() throws IOException {
         Fixture fixture = Fixture.load("stories260k");
         List<int[]> prompts = fixture.prompts();
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
-             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+             TorchModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
             DecodeRequest decode = new DecodeRequest(prompts, 8, Set.of(), 2, prompts.size());
             for (int i = 0; i < 20; i++) {
                 BACKEND.forward(model, new ForwardRequest(prompts, prompts.size()));
@@ -57,7 +57,7 @@ class MemoryTest {
         Fixture fixture = Fixture.load("tiny-qwen2");
         long objectsBefore = Pointer.totalCount();
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory())) {
-            DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32));
+            TorchModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32));
             BACKEND.forward(model, ForwardRequest.of(fixture.prompts()));
             assertTrue(Pointer.totalCount() > objectsBefore, "weights are JavaCPP-owned tensors");
             model.close();

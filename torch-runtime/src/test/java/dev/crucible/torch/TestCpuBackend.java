@@ -1,10 +1,15 @@
 package dev.crucible.torch;
 
+import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.model.DType;
+import dev.crucible.api.model.ShardRequest;
+import dev.crucible.api.train.TrainingRequest;
+import dev.crucible.api.train.TrainingSession;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 
 /**
  * The smallest backend a plugin author could write on {@link TorchBackend}: libtorch's CPU device. Tests use one
@@ -13,13 +18,15 @@ import java.util.Map;
  */
 class TestCpuBackend extends TorchBackend {
 
+    private final int threads;
+
     TestCpuBackend(int threads) {
-        useThreads(threads);
+        this.threads = threads;
     }
 
     @Override
-    protected String torchDevice() {
-        return "cpu";
+    public int spiVersion() {
+        return SPI_VERSION;
     }
 
     @Override
@@ -38,8 +45,8 @@ class TestCpuBackend extends TorchBackend {
     }
 
     @Override
-    public void setupEnvironment(SetupRequest request) {
-        request.threads().ifPresent(this::useThreads);
+    public TorchEnvironment setupEnvironment(SetupRequest request) {
+        return new TorchEnvironment(request.device(), "cpu", OptionalInt.of(request.threads().orElse(threads)));
     }
 
     @Override
@@ -48,7 +55,22 @@ class TestCpuBackend extends TorchBackend {
     }
 
     @Override
-    public String emptyCache() {
+    public String emptyCache(TorchEnvironment environment) {
         return "nothing cached on the CPU";
+    }
+
+    /** The environment a run with {@code --device cpu} and no {@code --threads} sets up. */
+    TorchEnvironment environment() {
+        return setupEnvironment(new SetupRequest(DeviceRequest.parse("cpu"), detect(), OptionalInt.empty()));
+    }
+
+    /** {@link #shard} in {@link #environment()}. */
+    TorchModel shard(ShardRequest request) {
+        return shard(environment(), request);
+    }
+
+    /** {@link #startTraining} in {@link #environment()}. */
+    TrainingSession startTraining(TrainingRequest request) {
+        return startTraining(environment(), request);
     }
 }

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 /** A decode streams each step's tokens to the request's listener, naming prompts by their request index. */
 class TokenListenerTest {
 
-    private static final TorchBackend BACKEND = new TestCpuBackend(1);
+    private static final TestCpuBackend BACKEND = new TestCpuBackend(1);
 
     @Test
     void everyTokenArrivesOnceInOrderAndStoppedRowsFallSilent() {
@@ -28,7 +28,7 @@ class TokenListenerTest {
         List<List<Integer>> heard = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
         List<Integer> rowsPerStep = new ArrayList<>();
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
-             DeviceModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+             TorchModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
             DecodeRequest request = new DecodeRequest(prompts, 20, Set.of(stop),
                     DecodeRequest.defaultPadToken(fixture.config()), 2, (indexes, tokens) -> {
                         assertEquals(indexes.length, tokens.length);

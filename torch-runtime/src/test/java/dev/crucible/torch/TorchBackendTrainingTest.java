@@ -18,7 +18,7 @@ class TorchBackendTrainingTest {
 
     @Test
     void everyMethodIsSupportedAndStartsASession() {
-        TorchBackend backend = new TestCpuBackend(1);
+        TestCpuBackend backend = new TestCpuBackend(1);
         Fixture fixture = Fixture.load("stories260k");
         for (TrainingMethod method : TrainingMethod.values()) {
             assertTrue(backend.trainingUnsupported(method).isEmpty(), method.userName());

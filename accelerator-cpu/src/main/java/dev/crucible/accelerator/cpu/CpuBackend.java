@@ -2,6 +2,7 @@ package dev.crucible.accelerator.cpu;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceInfo;
+import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.model.DType;
@@ -10,9 +11,11 @@ import dev.crucible.api.model.ModelCost;
 import dev.crucible.accelerator.cpu.kernels.VectorKernels;
 import dev.crucible.torch.HostKernels;
 import dev.crucible.torch.TorchBackend;
+import dev.crucible.torch.TorchEnvironment;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 
 /**
  * The CPU backend: always available, runs the model definition on the CPU build of libtorch.
@@ -36,8 +39,6 @@ public class CpuBackend extends TorchBackend {
 
     private final CpuFeatures features;
     private final String kernelChoice;
-    private volatile int threads;
-    private VectorKernels kernels;
 
     public CpuBackend() {
         this(CpuFeatures.probe());
@@ -50,13 +51,12 @@ public class CpuBackend extends TorchBackend {
     /** @param kernelChoice {@code libtorch} for libtorch's kernels alone; null or {@code vector} for ours too */
     CpuBackend(CpuFeatures features, String kernelChoice) {
         this.features = features;
-        this.threads = features.cores();
         this.kernelChoice = kernelChoice == null ? "vector" : kernelChoice.strip().toLowerCase(java.util.Locale.ROOT);
     }
 
     @Override
-    protected String torchDevice() {
-        return "cpu";
+    public int spiVersion() {
+        return HardwareBackend.SPI_VERSION;
     }
 
     @Override
@@ -81,26 +81,25 @@ public class CpuBackend extends TorchBackend {
         details.put("dtype_policy", features.nativeBf16()
                 ? "bfloat16 checkpoints stay bfloat16 (native bf16 dot products); others run in float32"
                 : "float32 (no native bf16 on this CPU)");
-        details.put("threads", Integer.toString(threads));
+        details.put("threads", Integer.toString(defaultThreads()));
         details.put("kernels", kernelsInUse());
         long memory = features.memoryBytes().orElse(0);
         return Probe.available(reason, List.of(DeviceInfo.of(0, features.modelName(), memory)), details);
     }
 
     @Override
-    public void setupEnvironment(SetupRequest request) {
+    public TorchEnvironment setupEnvironment(SetupRequest request) {
         if (request.device().index().isPresent() && request.device().index().getAsInt() != 0) {
             throw new UserInputException("device '" + request.device() + "' does not exist: the cpu backend has one device, cpu:0");
         }
-        int requested = request.threads().orElse(features.cores());
+        int requested = request.threads().orElse(defaultThreads());
         if (requested < 1) {
             throw new UserInputException("--threads must be at least 1, got " + requested);
         }
         if (!kernelChoice.equals("vector") && !kernelChoice.equals("libtorch")) {
             throw new UserInputException(KERNELS_VARIABLE + " must be 'vector' or 'libtorch', got '" + kernelChoice + "'");
         }
-        threads = requested;
-        useThreads(requested);
+        return new TorchEnvironment(request.device(), "cpu", OptionalInt.of(requested));
     }
 
     /** One line saying which kernels decode steps run on, and why. */
@@ -121,23 +120,20 @@ public class CpuBackend extends TorchBackend {
      * side, one thread each, use both cores with no hand-off at all.
      */
     @Override
-    protected int batchWorkers(ModelConfig config) {
-        return ModelCost.of(config, DType.F32).parameters() < SMALL_MODEL_PARAMETERS ? threads : 1;
+    protected int batchWorkers(TorchEnvironment environment, ModelConfig config) {
+        return ModelCost.of(config, DType.F32).parameters() < SMALL_MODEL_PARAMETERS ? threads(environment) : 1;
     }
 
     @Override
-    protected synchronized HostKernels hostKernels(int threadsPerCall, DType dtype) {
+    protected HostKernels hostKernels(TorchEnvironment environment, int threadsPerCall, DType dtype) {
         if (kernelChoice.equals("libtorch") || !vectorApiLoaded()) {
             return null;
         }
-        int wanted = threadsPerCall > 0 ? threadsPerCall : threads;
-        if (kernels == null || kernels.threads() != wanted) {
-            if (kernels != null) {
-                kernels.close();
-            }
-            kernels = new VectorKernels(wanted, List.of(dtype));
-        }
-        return kernels;
+        return new VectorKernels(threadsPerCall > 0 ? threadsPerCall : threads(environment), List.of(dtype));
+    }
+
+    private int threads(TorchEnvironment environment) {
+        return environment.threads().orElse(defaultThreads());
     }
 
     /** Whether the Vector API module is loaded, without which the kernels' classes cannot load. */
@@ -145,9 +141,9 @@ public class CpuBackend extends TorchBackend {
         return VectorApiModule.availability().loaded();
     }
 
-    /** The compute threads chosen by {@link #setupEnvironment}; applied when libtorch is first used. */
-    public int threads() {
-        return threads;
+    /** The compute threads {@link #setupEnvironment} chooses unless told otherwise: one per core. */
+    public int defaultThreads() {
+        return features.cores();
     }
 
     public CpuFeatures features() {
@@ -163,7 +159,7 @@ public class CpuBackend extends TorchBackend {
     }
 
     @Override
-    public String emptyCache() {
+    public String emptyCache(TorchEnvironment environment) {
         return "cpu: nothing to free (host memory is returned to the allocator as tensors close)";
     }
 }

@@ -9,6 +9,7 @@ import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.model.DType;
+import dev.crucible.torch.TorchEnvironment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.OptionalInt;
@@ -49,12 +50,13 @@ class CpuBackendTest {
     @Test
     void threadsPolicyAndDeviceIndex() throws Exception {
         CpuBackend cpu = new CpuBackend(features("avx2"));
-        assertEquals(2, cpu.threads());
-        cpu.setupEnvironment(new SetupRequest(DeviceRequest.parse("cpu"), cpu.detect(), OptionalInt.of(1)));
-        assertEquals(1, cpu.threads());
+        assertEquals(2, cpu.defaultThreads());
+        TorchEnvironment environment = cpu.setupEnvironment(new SetupRequest(DeviceRequest.parse("cpu"), cpu.detect(),
+                OptionalInt.of(1)));
+        assertEquals(1, environment.threads().getAsInt());
         assertThrows(UserInputException.class, () -> cpu.setupEnvironment(new SetupRequest(DeviceRequest.parse("cpu:1"), cpu.detect(), OptionalInt.empty())));
         assertThrows(UserInputException.class, () -> cpu.setupEnvironment(new SetupRequest(DeviceRequest.parse("cpu"), cpu.detect(), OptionalInt.of(0))));
-        assertTrue(cpu.emptyCache().contains("nothing to free"));
+        assertTrue(cpu.emptyCache(environment).contains("nothing to free"));
     }
 
     @Test
@@ -69,11 +71,12 @@ class CpuBackendTest {
     @Test
     void aSmallModelRunsBatchesSideBySideAndALargeOneSplitsEachOp() throws Exception {
         CpuBackend cpu = new CpuBackend(features("avx2"));
-        cpu.setupEnvironment(new SetupRequest(DeviceRequest.parse("cpu"), cpu.detect(), OptionalInt.of(2)));
+        TorchEnvironment environment = cpu.setupEnvironment(new SetupRequest(DeviceRequest.parse("cpu"), cpu.detect(),
+                OptionalInt.of(2)));
         // The demo model's shape: 0.85 M parameters.
-        assertEquals(2, cpu.batchWorkers(config("small", 128, 4, 352, 356)));
+        assertEquals(2, cpu.batchWorkers(environment, config("small", 128, 4, 352, 356)));
         // Qwen2.5-0.5B's shape: 494 M parameters.
-        assertEquals(1, cpu.batchWorkers(config("large", 896, 24, 4864, 151936)));
+        assertEquals(1, cpu.batchWorkers(environment, config("large", 896, 24, 4864, 151936)));
         assertTrue(dev.crucible.api.model.ModelCost.of(config("large", 896, 24, 4864, 151936), DType.F32).parameters()
                 > 400_000_000L);
     }

@@ -1,11 +1,13 @@
 package dev.crucible.accelerator.cuda;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.backend.BackendEnvironment;
 import dev.crucible.api.backend.DeviceInfo;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.model.DType;
+import dev.crucible.api.model.DeviceModel;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,7 +20,7 @@ import java.util.Map;
  * separate JavaCPP natives jar ({@code org.bytedeco:pytorch:<version>:linux-x86_64-gpu}); without it on the
  * host classpath the backend is unavailable and says so.
  */
-public class CudaBackend implements HardwareBackend {
+public class CudaBackend implements HardwareBackend<BackendEnvironment, DeviceModel> {
     static final String ID = "cuda";
     static final String GPU_NATIVES = "org/bytedeco/pytorch/linux-x86_64-gpu/";
 
@@ -30,6 +32,11 @@ public class CudaBackend implements HardwareBackend {
 
     CudaBackend(NvidiaProbe nvidia) {
         this.nvidia = nvidia;
+    }
+
+    @Override
+    public int spiVersion() {
+        return SPI_VERSION;
     }
 
     @Override
@@ -64,7 +71,7 @@ public class CudaBackend implements HardwareBackend {
     }
 
     @Override
-    public void setupEnvironment(SetupRequest request) {
+    public BackendEnvironment setupEnvironment(SetupRequest request) {
         throw new UserInputException("the cuda backend cannot run models in this version: " + request.probe().reason());
     }
 
@@ -75,7 +82,7 @@ public class CudaBackend implements HardwareBackend {
     }
 
     @Override
-    public String emptyCache() {
+    public String emptyCache(BackendEnvironment environment) {
         return "cuda: nothing allocated";
     }
 

@@ -1,10 +1,12 @@
 package dev.crucible.accelerator.mps;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.backend.BackendEnvironment;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.model.DType;
+import dev.crucible.api.model.DeviceModel;
 import java.util.Locale;
 
 /**
@@ -13,7 +15,7 @@ import java.util.Locale;
  * <p>Detection needs only the OS name and architecture plus a look for the macOS arm64 natives jar on the
  * classpath; Metal itself is not touched.
  */
-public class MpsBackend implements HardwareBackend {
+public class MpsBackend implements HardwareBackend<BackendEnvironment, DeviceModel> {
     static final String ID = "mps";
     static final String MAC_NATIVES = "org/bytedeco/pytorch/macosx-arm64/";
 
@@ -30,6 +32,11 @@ public class MpsBackend implements HardwareBackend {
         this.osName = osName;
         this.osArch = osArch;
         this.hasMacNatives = hasMacNatives;
+    }
+
+    @Override
+    public int spiVersion() {
+        return SPI_VERSION;
     }
 
     @Override
@@ -58,7 +65,7 @@ public class MpsBackend implements HardwareBackend {
     }
 
     @Override
-    public void setupEnvironment(SetupRequest request) {
+    public BackendEnvironment setupEnvironment(SetupRequest request) {
         throw new UserInputException("the mps backend cannot run models in this version: " + request.probe().reason());
     }
 
@@ -69,7 +76,7 @@ public class MpsBackend implements HardwareBackend {
     }
 
     @Override
-    public String emptyCache() {
+    public String emptyCache(BackendEnvironment environment) {
         return "mps: nothing allocated";
     }
 }

@@ -4,10 +4,12 @@ import dev.crucible.accelerator.xla.pjrt.ClientOptions;
 import dev.crucible.accelerator.xla.pjrt.NamedValue;
 import dev.crucible.accelerator.xla.pjrt.PjrtPlugin;
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.backend.BackendEnvironment;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.model.DType;
+import dev.crucible.api.model.DeviceModel;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,7 +26,7 @@ import java.util.stream.Collectors;
  * lowering of the model definition arrives with the XLA compute issue, so a found plugin is still reported as
  * unavailable for running models, which keeps {@code --device auto} on a backend that runs.
  */
-public class XlaBackend implements HardwareBackend {
+public class XlaBackend implements HardwareBackend<BackendEnvironment, DeviceModel> {
     static final String ID = "xla";
 
     private final PjrtPluginLocator locator;
@@ -37,6 +39,11 @@ public class XlaBackend implements HardwareBackend {
     XlaBackend(PjrtPluginLocator locator, Map<String, String> env) {
         this.locator = locator;
         this.env = env;
+    }
+
+    @Override
+    public int spiVersion() {
+        return SPI_VERSION;
     }
 
     @Override
@@ -116,7 +123,7 @@ public class XlaBackend implements HardwareBackend {
     }
 
     @Override
-    public void setupEnvironment(SetupRequest request) {
+    public BackendEnvironment setupEnvironment(SetupRequest request) {
         throw new UserInputException("the xla backend cannot run models in this version: " + request.probe().reason());
     }
 
@@ -127,7 +134,7 @@ public class XlaBackend implements HardwareBackend {
     }
 
     @Override
-    public String emptyCache() {
+    public String emptyCache(BackendEnvironment environment) {
         return "xla: nothing allocated";
     }
 }

@@ -9,10 +9,11 @@ import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.MergedWeights;
 import dev.crucible.api.model.ShardRequest;
-import java.time.Duration;
 import dev.crucible.api.train.TrainingMethod;
 import dev.crucible.api.train.TrainingRequest;
 import dev.crucible.api.train.TrainingSession;
+import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -21,13 +22,31 @@ import java.util.Optional;
  * experiments only ever talk to this interface; they never ask which device they run on.
  *
  * <p>Implementations are found by {@link java.util.ServiceLoader} on the classpath and in PF4J plugin jars;
- * the same jar works both ways. A backend must have a public no-argument constructor that does no work.
+ * the same jar works both ways. A backend must have a public no-argument constructor that does no work, and keeps
+ * no state of its own: what {@link #setupEnvironment} decides is an {@code E} it returns, and what {@link #shard}
+ * places is an {@code M}, which the same backend's compute methods take as they are (the runner captures both
+ * types once, as DJL's engine provider and engine or Trino's connector factory and connector do).
  *
- * <p>The compute methods ({@link #shard}, {@link #forward}, {@link #decode}, {@link #merge}) run the one model
- * definition ({@link dev.crucible.api.model.Transformer}); a backend whose compute is not built yet inherits
- * defaults that say so when called rather than pretending.
+ * <p>The compute methods ({@link #shard}, {@link #forward}, {@link #decode}) run the one model definition
+ * ({@link dev.crucible.api.model.Transformer}); a backend whose compute is not built yet inherits defaults that
+ * say so when called rather than pretending.
+ *
+ * @param <E> what set-up chose for this process
+ * @param <M> the backend's placed model
  */
-public interface HardwareBackend {
+public interface HardwareBackend<E extends BackendEnvironment, M extends DeviceModel> {
+
+    /**
+     * The version of this interface and the types it hands out. It changes whenever a backend compiled against an
+     * older one could fail here; the runner refuses a plugin that reports another.
+     */
+    int SPI_VERSION = 1;
+
+    /**
+     * The SPI version this backend was compiled against: implement it as {@code return SPI_VERSION;}, which the
+     * compiler copies into the plugin's own class, so the jar keeps saying which api it was built for.
+     */
+    int spiVersion();
 
     /** Stable id used by {@code --device} and {@code CRUCIBLE_DEVICE_PRIORITY}: cpu, cuda, xla, mps, xpu. */
     String id();
@@ -50,10 +69,11 @@ public interface HardwareBackend {
     }
 
     /**
-     * Runs once, before any device access and before the native runtime is loaded: choose the native build,
-     * thread counts, environment switches that must precede client creation.
+     * Decides, before any device access and before the native runtime is loaded, what this process runs with: the
+     * native build, thread counts, environment switches that must precede client creation. A request the backend
+     * cannot serve (a device index it lacks, a bad thread count) is the user's mistake.
      */
-    void setupEnvironment(SetupRequest request);
+    E setupEnvironment(SetupRequest request);
 
     /**
      * The compute dtype for {@code --dtype auto}, given the checkpoint's dtype: a backend keeps a half-precision
@@ -62,13 +82,13 @@ public interface HardwareBackend {
     DType chooseDtype(DType checkpointDtype);
 
     /** Frees cached device memory; returns one line saying what it did (a no-op says so). */
-    String emptyCache();
+    String emptyCache(E environment);
 
     /**
      * Places a loaded checkpoint on this backend's devices in {@code request.dtype()} (one copy per tensor, taken
      * while the checkpoint is open). The returned model owns the copies and frees them on close.
      */
-    default DeviceModel shard(ShardRequest request) {
+    default M shard(E environment, ShardRequest request) {
         throw notImplemented("shard");
     }
 
@@ -77,7 +97,7 @@ public interface HardwareBackend {
      * ({@code numLayers + 1} float32 vectors), the final norm's output, and the raw float32 logits that choose
      * the first generated token.
      */
-    default ForwardResult forward(DeviceModel model, ForwardRequest request) {
+    default ForwardResult forward(M model, ForwardRequest request) {
         throw notImplemented("forward");
     }
 
@@ -85,17 +105,18 @@ public interface HardwareBackend {
      * Batched greedy generation: prompts left-padded, each row stopping on its own at a stop token, at most
      * {@code maxNewTokens} each; also returns each prompt's first-step logits.
      */
-    default DecodeResult decode(DeviceModel model, DecodeRequest request) {
+    default DecodeResult decode(M model, DecodeRequest request) {
         throw notImplemented("decode");
     }
 
     /**
      * The model's adapters merged into their base weights ({@code W + scale·B·A}), materialized on the host with
      * {@code base}'s names, shapes and dtypes. {@code base} is the checkpoint the model was sharded from, still
-     * open: merging starts from its exact stored values, whatever dtype the device computes in.
+     * open: merging starts from its exact stored values, whatever dtype the device computes in. The default is the
+     * placed model's own merge, the same on every backend.
      */
-    default MergedWeights merge(DeviceModel model, Checkpoint base) {
-        throw notImplemented("merge");
+    default MergedWeights merge(M model, Checkpoint base) {
+        return model.placed().merge(base);
     }
 
     /**
@@ -111,29 +132,28 @@ public interface HardwareBackend {
      * runs forward, backward and optimizer steps on the device. Called only when {@link #trainingUnsupported} is
      * empty for the method.
      */
-    default TrainingSession startTraining(TrainingRequest request) {
+    default TrainingSession startTraining(E environment, TrainingRequest request) {
         throw notImplemented("fine-tune");
     }
 
     /**
-     * Measures this machine's ceilings with the same runtime the models run on: a large square matrix product in
-     * {@code dtype} and a streaming read of memory much larger than any cache, each for about half of
-     * {@code budget}. Call it after {@link #setupEnvironment} (the thread policy applies) and between model runs,
-     * so that both see the same machine.
+     * Measures this machine's ceilings with the runtime {@code model} runs on, as its ops run (its dtype, its
+     * threads): a large square matrix product and a streaming read of memory much larger than any cache, each for
+     * about half of {@code budget}. Call it between model runs, so that both see the same machine.
      */
-    default Ceilings measureCeilings(DType dtype, Duration budget) {
+    default Ceilings measureCeilings(M model, Duration budget) {
         throw new UnsupportedOperationException("the " + id() + " backend cannot measure its ceilings yet");
-    }
-
-    private UnsupportedOperationException notImplemented(String method) {
-        return new UnsupportedOperationException("the " + id() + " backend cannot " + method + " models yet");
     }
 
     /**
      * Loads this backend's native runtime (never part of {@link #detect()}) and describes it for
      * {@code runner doctor}: build, version, threads. Called only for a backend that is available.
      */
-    default java.util.Map<String, String> runtimeDetails() {
-        return java.util.Map.of();
+    default Map<String, String> runtimeDetails(E environment) {
+        return Map.of();
+    }
+
+    private UnsupportedOperationException notImplemented(String method) {
+        return new UnsupportedOperationException("the " + id() + " backend cannot " + method + " models yet");
     }
 }

@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.backend.BackendEnvironment;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.model.DType;
+import dev.crucible.api.model.DeviceModel;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -17,7 +19,12 @@ class TrainingSpiTest {
     /** A backend written before training existed still compiles and says plainly that it cannot train. */
     @Test
     void aBackendWithoutTrainingSaysSo() {
-        HardwareBackend inferenceOnly = new HardwareBackend() {
+        HardwareBackend<BackendEnvironment, DeviceModel> inferenceOnly = new HardwareBackend<>() {
+            @Override
+            public int spiVersion() {
+                return SPI_VERSION;
+            }
+
             @Override
             public String id() {
                 return "npu";
@@ -34,7 +41,8 @@ class TrainingSpiTest {
             }
 
             @Override
-            public void setupEnvironment(SetupRequest request) {
+            public BackendEnvironment setupEnvironment(SetupRequest request) {
+                return request::device;
             }
 
             @Override
@@ -43,7 +51,7 @@ class TrainingSpiTest {
             }
 
             @Override
-            public String emptyCache() {
+            public String emptyCache(BackendEnvironment environment) {
                 return "";
             }
         };
@@ -51,7 +59,7 @@ class TrainingSpiTest {
             assertEquals("the npu backend cannot fine-tune models yet",
                     inferenceOnly.trainingUnsupported(method).orElseThrow());
         }
-        assertThrows(UnsupportedOperationException.class, () -> inferenceOnly.startTraining(null));
+        assertThrows(UnsupportedOperationException.class, () -> inferenceOnly.startTraining(null, null));
     }
 
     @Test

@@ -216,7 +216,7 @@ public final class Abliterator {
         List<Activations> out = new ArrayList<>(ids.size());
         for (int from = 0; from < ids.size(); from += PassProgress.SLICE) {
             List<int[]> slice = ids.subList(from, Math.min(ids.size(), from + PassProgress.SLICE));
-            out.addAll(session.backend().forward(session.model(), new ForwardRequest(slice, options.batchSize())).prompts());
+            out.addAll(session.forward(new ForwardRequest(slice, options.batchSize())).prompts());
             pass.done(slice.size());
         }
         return out;

@@ -74,7 +74,7 @@ public final class ModelOutputs implements ScoringContext {
         }
         checkNotFrozen();
         long start = System.nanoTime();
-        List<Activations> acts = session.backend().forward(session.model(), new ForwardRequest(prompts.ids().get(set), batchSize)).prompts();
+        List<Activations> acts = session.forward(new ForwardRequest(prompts.ids().get(set), batchSize)).prompts();
         float[][] out = new float[acts.size()][];
         for (int i = 0; i < out.length; i++) {
             out[i] = logSoftmax(acts.get(i).logits());

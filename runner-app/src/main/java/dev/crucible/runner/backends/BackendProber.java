@@ -25,18 +25,18 @@ public final class BackendProber {
     }
 
     /** Probes all backends; the result is ordered by priority, highest first. */
-    public static List<ProbedBackend> probeAll(List<Discovered<HardwareBackend>> backends, Duration timeout) {
+    public static List<ProbedBackend> probeAll(List<Discovered<HardwareBackend<?, ?>>> backends, Duration timeout) {
         // Daemon threads: a probe that never returns must not keep the JVM alive.
         ExecutorService pool = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon().name("probe-", 0).factory());
         try {
             List<Future<Probe>> futures = new ArrayList<>();
-            for (Discovered<HardwareBackend> found : backends) {
+            for (Discovered<HardwareBackend<?, ?>> found : backends) {
                 futures.add(pool.submit(found.service()::detect));
             }
             long deadline = System.nanoTime() + timeout.toNanos();
             List<ProbedBackend> out = new ArrayList<>();
             for (int i = 0; i < backends.size(); i++) {
-                Discovered<HardwareBackend> found = backends.get(i);
+                Discovered<HardwareBackend<?, ?>> found = backends.get(i);
                 out.add(new ProbedBackend(found.service(), found.origin(), await(futures.get(i), deadline, timeout)));
             }
             out.sort(Comparator.comparingInt((ProbedBackend p) -> p.backend().priority()).reversed());

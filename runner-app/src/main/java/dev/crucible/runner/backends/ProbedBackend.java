@@ -5,7 +5,7 @@ import dev.crucible.api.backend.Probe;
 import java.util.Objects;
 
 /** A backend with the result of its probe and where it was found. */
-public record ProbedBackend(HardwareBackend backend, String origin, Probe probe) {
+public record ProbedBackend(HardwareBackend<?, ?> backend, String origin, Probe probe) {
     public ProbedBackend {
         Objects.requireNonNull(backend, "backend is null");
         Objects.requireNonNull(origin, "origin is null");

@@ -1,11 +1,11 @@
 package dev.crucible.runner.bench;
 
 import dev.crucible.api.backend.Ceilings;
-import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ModelCost;
 import dev.crucible.api.model.TokenListener;
+import dev.crucible.runner.session.ModelSession;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -51,13 +51,13 @@ public final class DecodeBenchmark {
         }
     }
 
-    private final HardwareBackend backend;
+    private final ModelSession session;
     private final DeviceModel model;
     private final Consumer<String> progress;
 
-    public DecodeBenchmark(HardwareBackend backend, DeviceModel model, Consumer<String> progress) {
-        this.backend = backend;
-        this.model = model;
+    public DecodeBenchmark(ModelSession session, Consumer<String> progress) {
+        this.session = session;
+        this.model = session.model();
         this.progress = progress;
     }
 
@@ -108,7 +108,7 @@ public final class DecodeBenchmark {
     }
 
     private Ceilings ceilings(int index, Settings settings) {
-        Ceilings ceilings = backend.measureCeilings(model.dtype(), settings.ceilingBudget());
+        Ceilings ceilings = session.measureCeilings(settings.ceilingBudget());
         progress.accept(String.format(Locale.ROOT, "ceilings %d/%d: matmul %.1f GFLOP/s, memory read %.1f GB/s (%s)",
                 index, settings.rounds() + 1, ceilings.matmulGflops(), ceilings.bandwidthGbs(), ceilings.method()));
         return ceilings;
@@ -119,7 +119,7 @@ public final class DecodeBenchmark {
         DecodeRequest request = new DecodeRequest(prompts, settings.newTokens(), Set.of(), padToken, settings.batch(),
                 clock);
         clock.start = System.nanoTime();
-        backend.decode(model, request);
+        session.decode(request);
         if (clock.steps != settings.newTokens()) {
             throw new IllegalStateException("the backend reported " + clock.steps + " decode steps for "
                     + settings.newTokens() + " new tokens; cannot time prefill and decode apart");

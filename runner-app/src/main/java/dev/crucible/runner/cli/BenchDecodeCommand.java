@@ -89,7 +89,7 @@ public final class BenchDecodeCommand implements Callable<Integer> {
             DecodeBenchmark.Settings settings = new DecodeBenchmark.Settings(batch, promptLength, newTokens, rounds,
                     Duration.ofMillis(Math.round(ceilingSeconds * 1000)));
             int[] source = session.tokenizer().encodeWithoutSpecialTokens(PROMPT_SOURCE);
-            DecodeBenchReport report = new DecodeBenchmark(session.backend(), session.model(),
+            DecodeBenchReport report = new DecodeBenchmark(session,
                     line -> err.println("bench: " + line)).run(settings, source, session.tokenizer().padId());
             int threadCount = threadsPerOp(session);
             Map<String, Object> result = report.toJson(modelOptions.model, threadCount, notes());

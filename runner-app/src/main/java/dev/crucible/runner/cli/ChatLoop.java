@@ -65,7 +65,7 @@ final class ChatLoop {
         Set<Integer> stops = session.stopTokens();
         TextStream stream = new TextStream(tokenizer, stops, out);
         DecodeRequest request = new DecodeRequest(List.of(prompt), maxNewTokens, stops, tokenizer.padId(), 1, stream);
-        Generation generation = session.backend().decode(session.model(), request).generations().getFirst();
+        Generation generation = session.decode(request).generations().getFirst();
         stream.finish();
         int[] tokens = generation.tokens();
         int[] text = generation.stopped() ? Arrays.copyOf(tokens, tokens.length - 1) : tokens;

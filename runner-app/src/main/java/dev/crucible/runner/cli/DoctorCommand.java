@@ -2,8 +2,8 @@ package dev.crucible.runner.cli;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
-import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.runner.Host;
+import dev.crucible.runner.backends.ActiveBackend;
 import dev.crucible.runner.backends.ProbedBackend;
 import java.io.PrintWriter;
 import java.util.Locale;
@@ -81,8 +81,8 @@ public final class DoctorCommand implements Callable<Integer> {
             return;
         }
         try {
-            chosen.backend().setupEnvironment(new SetupRequest(DeviceRequest.AUTO, chosen.probe(), OptionalInt.empty()));
-            Map<String, String> details = chosen.backend().runtimeDetails();
+            Map<String, String> details = ActiveBackend.setUp(chosen, DeviceRequest.AUTO, OptionalInt.empty())
+                    .runtimeDetails();
             out.println("Runtime  " + chosen.id() + (details.isEmpty() ? " (no native runtime to describe)" : ":"));
             details.forEach((k, v) -> out.printf(Locale.ROOT, "        %-14s %s%n", k, v));
         } catch (RuntimeException | LinkageError e) {

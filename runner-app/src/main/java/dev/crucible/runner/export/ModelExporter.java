@@ -35,7 +35,7 @@ public final class ModelExporter {
         BaseFiles base = BaseFiles.of(session.modelDir());
         base.checkChatTemplates();
         StagedFolder.write(out, force, base.exportBytes(), folder -> {
-            try (MergedWeights merged = session.backend().merge(session.model(), session.checkpoint())) {
+            try (MergedWeights merged = session.merge()) {
                 Checkpoint weights = session.checkpoint();
                 Map<String, HostTensor> replaced = merged.tensors();
                 List<WritableTensor> tensors = new ArrayList<>();

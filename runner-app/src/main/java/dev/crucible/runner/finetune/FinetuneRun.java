@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceInfo;
 import dev.crucible.api.backend.HardwareBackend;
-import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.hub.ModelLocator;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.model.DType;
@@ -18,6 +17,7 @@ import dev.crucible.api.train.TrainingMethod;
 import dev.crucible.api.train.TrainingRequest;
 import dev.crucible.api.train.TrainingSession;
 import dev.crucible.runner.Host;
+import dev.crucible.runner.backends.ActiveBackend;
 import dev.crucible.runner.backends.ProbedBackend;
 import dev.crucible.runner.export.BaseFiles;
 import dev.crucible.runner.export.FileHashes;
@@ -100,8 +100,7 @@ public final class FinetuneRun {
         Optional<List<TrainingRow>> evalRows = settings.evalData().map(TrainingDataReader::read);
         Optional<RefusalMarkers> markers = settings.refusalMarkers().map(RefusalMarkers::read);
         ProbedBackend chosen = host.resolve(settings.device());
-        HardwareBackend backend = chosen.backend();
-        backend.setupEnvironment(new SetupRequest(settings.device(), chosen.probe(), settings.threads()));
+        ActiveBackend<?, ?> backend = ActiveBackend.setUp(chosen, settings.device(), settings.threads());
         int deviceIndex = settings.device().index().orElse(0);
         String deviceName = backend.id() + ":" + deviceIndex;
 

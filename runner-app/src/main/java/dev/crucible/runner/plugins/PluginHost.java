@@ -190,17 +190,27 @@ public final class PluginHost implements AutoCloseable {
      * {@code idOf}: the first wins and each later duplicate is reported.
      */
     public <T> List<Discovered<T>> discover(Class<T> type, Function<T, String> idOf) {
+        return discover(type, idOf, service -> Optional.empty());
+    }
+
+    /**
+     * The same, leaving out every provider {@code refusal} has a reason against (one that was built for another
+     * version of the SPI); each reason becomes a problem line naming where the provider came from.
+     */
+    public <T> List<Discovered<T>> discover(Class<T> type, Function<T, String> idOf,
+                                            Function<T, Optional<String>> refusal) {
         Map<String, Discovered<T>> byId = new LinkedHashMap<>();
-        collect(type, ServiceLoader.load(type, classpath), classpath, "classpath", idOf, byId);
+        collect(type, ServiceLoader.load(type, classpath), classpath, "classpath", idOf, refusal, byId);
         for (StartedPlugin plugin : started) {
             ClassLoader loader = plugin.wrapper().getPluginClassLoader();
-            collect(type, ServiceLoader.load(type, loader), loader, plugin.fileName(), idOf, byId);
+            collect(type, ServiceLoader.load(type, loader), loader, plugin.fileName(), idOf, refusal, byId);
         }
         return List.copyOf(byId.values());
     }
 
     private <T> void collect(Class<T> type, ServiceLoader<T> loader, ClassLoader owner, String origin,
-                             Function<T, String> idOf, Map<String, Discovered<T>> byId) {
+                             Function<T, String> idOf, Function<T, Optional<String>> refusal,
+                             Map<String, Discovered<T>> byId) {
         var iterator = loader.stream().iterator();
         while (true) {
             ServiceLoader.Provider<T> provider;
@@ -225,11 +235,17 @@ public final class PluginHost implements AutoCloseable {
             }
             T service;
             String id;
+            Optional<String> refused;
             try {
                 service = provider.get();
                 id = idOf.apply(service);
+                refused = refusal.apply(service);
             } catch (ServiceConfigurationError | RuntimeException | LinkageError e) {
                 problem(provider.type().getName() + " from " + origin + " failed to start: " + oneLine(e));
+                continue;
+            }
+            if (refused.isPresent()) {
+                problem((origin.equals("classpath") ? "classpath" : "plugin " + origin) + ": " + refused.get());
                 continue;
             }
             Discovered<T> first = byId.get(id);

@@ -1,22 +1,27 @@
 package dev.crucible.runner.session;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.backend.Ceilings;
 import dev.crucible.api.backend.DeviceRequest;
-import dev.crucible.api.backend.HardwareBackend;
-import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.hub.ModelLocator;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.model.DType;
 import dev.crucible.api.model.DecodeRequest;
+import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.DeviceModel;
+import dev.crucible.api.model.ForwardRequest;
+import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.Generation;
+import dev.crucible.api.model.MergedWeights;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ShardRequest;
 import dev.crucible.api.model.TransformerWeights;
 import dev.crucible.runner.Host;
+import dev.crucible.runner.backends.ActiveBackend;
 import dev.crucible.runner.backends.ProbedBackend;
 import dev.crucible.runner.text.ModelTokenizer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
@@ -33,12 +38,12 @@ public final class ModelSession implements AutoCloseable {
     private final ModelConfig config;
     private final Checkpoint checkpoint;
     private final ModelTokenizer tokenizer;
-    private final HardwareBackend backend;
-    private final DeviceModel model;
+    private final ActiveBackend<?, ?> backend;
+    private final ActiveBackend.LoadedModel model;
     private final OptionalInt threads;
 
     private ModelSession(ModelLocator.Located location, ModelConfig config, Checkpoint checkpoint, ModelTokenizer tokenizer,
-                         HardwareBackend backend, DeviceModel model, OptionalInt threads) {
+                         ActiveBackend<?, ?> backend, ActiveBackend.LoadedModel model, OptionalInt threads) {
         this.location = location;
         this.config = config;
         this.checkpoint = checkpoint;
@@ -68,16 +73,15 @@ public final class ModelSession implements AutoCloseable {
 
     private static ModelSession open(ProbedBackend chosen, DeviceRequest device, OptionalInt threads,
                                      ModelLocator.Located location, String dtypeName) {
-        HardwareBackend backend = chosen.backend();
         Path dir = location.folder();
         ModelConfig config = ModelConfig.read(dir);
-        backend.setupEnvironment(new SetupRequest(device, chosen.probe(), threads));
+        ActiveBackend<?, ?> backend = ActiveBackend.setUp(chosen, device, threads);
         ModelTokenizer tokenizer = ModelTokenizer.load(dir);
         Checkpoint checkpoint = null;
         try {
             checkpoint = Checkpoint.open(dir);
             DType dtype = dtypeName.equalsIgnoreCase("auto") ? backend.chooseDtype(config.dtype()) : parseDtype(dtypeName);
-            DeviceModel model = backend.shard(new ShardRequest(config, checkpoint, dtype));
+            ActiveBackend.LoadedModel model = backend.shard(new ShardRequest(config, checkpoint, dtype));
             return new ModelSession(location, config, checkpoint, tokenizer, backend, model, threads);
         } catch (RuntimeException e) {
             tokenizer.close();
@@ -151,7 +155,27 @@ public final class ModelSession implements AutoCloseable {
     /** Batched greedy generation; batch results equal one-at-a-time results. */
     public List<Generation> generate(List<int[]> prompts, int maxNewTokens, int batchSize) {
         DecodeRequest request = new DecodeRequest(prompts, maxNewTokens, stopTokens(), tokenizer.padId(), batchSize);
-        return backend.decode(model, request).generations();
+        return decode(request).generations();
+    }
+
+    /** Greedy generation on the session's backend. */
+    public DecodeResult decode(DecodeRequest request) {
+        return model.decode(request);
+    }
+
+    /** Residuals, final norm and logits at each prompt's last token, on the session's backend. */
+    public ForwardResult forward(ForwardRequest request) {
+        return model.forward(request);
+    }
+
+    /** The model's current adapters merged into the checkpoint's weights, on the host. */
+    public MergedWeights merge() {
+        return model.merge(checkpoint);
+    }
+
+    /** This machine's ceilings as the model's ops run, measured now. */
+    public Ceilings measureCeilings(Duration budget) {
+        return model.measureCeilings(budget);
     }
 
     public Path modelDir() {
@@ -180,12 +204,13 @@ public final class ModelSession implements AutoCloseable {
         return tokenizer;
     }
 
-    public HardwareBackend backend() {
+    /** The backend the session runs on, set up. */
+    public ActiveBackend<?, ?> backend() {
         return backend;
     }
 
     public DeviceModel model() {
-        return model;
+        return model.model();
     }
 
     @Override

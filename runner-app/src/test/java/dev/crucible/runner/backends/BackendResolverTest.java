@@ -16,25 +16,26 @@ import org.junit.jupiter.api.Test;
 
 class BackendResolverTest {
 
-    private static BackendResolver resolver(HardwareBackend... backends) {
-        List<Discovered<HardwareBackend>> found = java.util.Arrays.stream(backends).map(b -> new Discovered<>(b, "test")).toList();
+    private static BackendResolver resolver(HardwareBackend<?, ?>... backends) {
+        List<Discovered<HardwareBackend<?, ?>>> found = java.util.Arrays.stream(backends)
+                .map(b -> new Discovered<HardwareBackend<?, ?>>(b, "test")).toList();
         return new BackendResolver(BackendProber.probeAll(found, Duration.ofSeconds(2)));
     }
 
-    private static final HardwareBackend CPU = FakeBackend.available("cpu", 10, 1);
-    private static final HardwareBackend CUDA_MISSING = FakeBackend.unavailable("cuda", 40, "no NVIDIA driver (/proc/driver/nvidia/version not found)");
-    private static final HardwareBackend XLA_MISSING = FakeBackend.unavailable("xla", 50, "no PJRT plugin found: set PJRT_PLUGIN_LIBRARY_PATH or TPU_LIBRARY_PATH");
+    private static final HardwareBackend<?, ?> CPU = FakeBackend.available("cpu", 10, 1);
+    private static final HardwareBackend<?, ?> CUDA_MISSING = FakeBackend.unavailable("cuda", 40, "no NVIDIA driver (/proc/driver/nvidia/version not found)");
+    private static final HardwareBackend<?, ?> XLA_MISSING = FakeBackend.unavailable("xla", 50, "no PJRT plugin found: set PJRT_PLUGIN_LIBRARY_PATH or TPU_LIBRARY_PATH");
 
     @Test
     void autoTakesTheHighestPriorityAvailableBackend() {
-        HardwareBackend cuda = FakeBackend.available("cuda", 40, 2);
+        HardwareBackend<?, ?> cuda = FakeBackend.available("cuda", 40, 2);
         BackendResolver r = resolver(CPU, cuda, XLA_MISSING);
         assertEquals("cuda", r.resolve(DeviceRequest.AUTO, Optional.empty()).id());
     }
 
     @Test
     void priorityVariableReordersAuto() {
-        HardwareBackend cuda = FakeBackend.available("cuda", 40, 1);
+        HardwareBackend<?, ?> cuda = FakeBackend.available("cuda", 40, 1);
         BackendResolver r = resolver(CPU, cuda);
         assertEquals("cpu", r.resolve(DeviceRequest.AUTO, Optional.of("cpu,cuda")).id());
         // Names it does not list keep their default order after the listed ones.
@@ -56,15 +57,15 @@ class BackendResolverTest {
 
     @Test
     void tpuSelectsTheXlaBackendOnlyWhenItAnswersToIt() {
-        HardwareBackend xlaOnTpu = new FakeBackend("xla", 50, () -> Probe.available("TPU v5e", List.of(), Map.of()), "tpu");
+        HardwareBackend<?, ?> xlaOnTpu = new FakeBackend("xla", 50, () -> Probe.available("TPU v5e", List.of(), Map.of()), "tpu");
         assertEquals("xla", resolver(CPU, xlaOnTpu).resolve(DeviceRequest.parse("tpu"), Optional.empty()).id());
-        HardwareBackend xlaOnGpu = new FakeBackend("xla", 50, () -> Probe.available("CUDA PJRT", List.of(), Map.of()), "not-tpu");
+        HardwareBackend<?, ?> xlaOnGpu = new FakeBackend("xla", 50, () -> Probe.available("CUDA PJRT", List.of(), Map.of()), "not-tpu");
         assertThrows(UserInputException.class, () -> resolver(CPU, xlaOnGpu).resolve(DeviceRequest.parse("tpu"), Optional.empty()));
     }
 
     @Test
     void deviceIndexMustExist() {
-        HardwareBackend cuda = FakeBackend.available("cuda", 40, 2);
+        HardwareBackend<?, ?> cuda = FakeBackend.available("cuda", 40, 2);
         BackendResolver r = resolver(CPU, cuda);
         assertEquals("cuda", r.resolve(DeviceRequest.parse("cuda:1"), Optional.empty()).id());
         UserInputException e = assertThrows(UserInputException.class, () -> r.resolve(DeviceRequest.parse("cuda:2"), Optional.empty()));
@@ -83,10 +84,10 @@ class BackendResolverTest {
 
     @Test
     void probesThatThrowOrHangAreReportedUnavailableAndNeverStopTheRun() {
-        HardwareBackend throwing = new FakeBackend("cuda", 40, () -> {
+        HardwareBackend<?, ?> throwing = new FakeBackend("cuda", 40, () -> {
             throw new IllegalStateException("driver exploded\nsecond line");
         }, null);
-        HardwareBackend hanging = new FakeBackend("xla", 50, () -> {
+        HardwareBackend<?, ?> hanging = new FakeBackend("xla", 50, () -> {
             try {
                 Thread.sleep(60_000);
             } catch (InterruptedException e) {
@@ -94,7 +95,7 @@ class BackendResolverTest {
             }
             return Probe.available("late", List.of(), Map.of());
         }, null);
-        List<Discovered<HardwareBackend>> found = List.of(new Discovered<>(throwing, "t"), new Discovered<>(hanging, "t"), new Discovered<>(CPU, "t"));
+        List<Discovered<HardwareBackend<?, ?>>> found = List.of(new Discovered<>(throwing, "t"), new Discovered<>(hanging, "t"), new Discovered<>(CPU, "t"));
         long start = System.nanoTime();
         List<ProbedBackend> probed = BackendProber.probeAll(found, Duration.ofMillis(300));
         assertEquals(List.of("xla", "cuda", "cpu"), probed.stream().map(ProbedBackend::id).toList());

@@ -1,16 +1,19 @@
 package dev.crucible.runner.backends;
 
+import dev.crucible.api.backend.BackendEnvironment;
 import dev.crucible.api.backend.DeviceInfo;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.model.DType;
+import dev.crucible.api.model.DeviceModel;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
 /** A backend whose probe the test decides. */
-record FakeBackend(String id, int priority, Supplier<Probe> probe, String alias) implements HardwareBackend {
+record FakeBackend(String id, int priority, Supplier<Probe> probe, String alias)
+        implements HardwareBackend<BackendEnvironment, DeviceModel> {
 
     static FakeBackend available(String id, int priority, int devices) {
         List<DeviceInfo> list = java.util.stream.IntStream.range(0, devices).mapToObj(i -> DeviceInfo.of(i, id + " device", 0)).toList();
@@ -19,6 +22,11 @@ record FakeBackend(String id, int priority, Supplier<Probe> probe, String alias)
 
     static FakeBackend unavailable(String id, int priority, String reason) {
         return new FakeBackend(id, priority, () -> Probe.unavailable(reason), null);
+    }
+
+    @Override
+    public int spiVersion() {
+        return SPI_VERSION;
     }
 
     @Override
@@ -32,7 +40,8 @@ record FakeBackend(String id, int priority, Supplier<Probe> probe, String alias)
     }
 
     @Override
-    public void setupEnvironment(SetupRequest request) {
+    public BackendEnvironment setupEnvironment(SetupRequest request) {
+        return request::device;
     }
 
     @Override
@@ -41,7 +50,7 @@ record FakeBackend(String id, int priority, Supplier<Probe> probe, String alias)
     }
 
     @Override
-    public String emptyCache() {
+    public String emptyCache(BackendEnvironment environment) {
         return "nothing";
     }
 }

@@ -80,6 +80,20 @@ class PluginHostTest {
         }
     }
 
+    /** What the runner does with a plugin built for another SPI version: leaves it out and says which jar it was. */
+    @Test
+    void aRefusedProviderIsLeftOutAndReportedWithItsJar() throws Exception {
+        Path plugins = Files.createDirectories(temp.resolve("plugins"));
+        Files.copy(cpuPluginJar(), plugins.resolve("accelerator-cpu.jar"));
+        try (PluginHost host = PluginHost.open(new HidingPlugins(getClass().getClassLoader()), Optional.of(plugins))) {
+            List<Discovered<HardwareBackend>> found = host.discover(HardwareBackend.class, HardwareBackend::id,
+                    backend -> Optional.of("backend '" + backend.id() + "' was built for backend SPI 0"));
+            assertEquals(List.of(), found);
+            assertEquals(List.of("plugin accelerator-cpu.jar: backend 'cpu' was built for backend SPI 0"),
+                    host.problems());
+        }
+    }
+
     @Test
     void duplicateIdsKeepTheFirstAndReportTheRest() throws Exception {
         Path plugins = Files.createDirectories(temp.resolve("plugins"));
