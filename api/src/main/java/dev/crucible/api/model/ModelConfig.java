@@ -73,9 +73,30 @@ public record ModelConfig(
             throw new UserInputException("config.json: num_attention_heads " + numHeads
                     + " is not a multiple of num_key_value_heads " + numKvHeads);
         }
+        // Sequence lengths are ints; a context beyond them is no real model's and would let sizes overflow.
+        if (maxPositionEmbeddings < 1 || maxPositionEmbeddings > Integer.MAX_VALUE) {
+            throw new UserInputException("config.json: max_position_embeddings must be between 1 and "
+                    + Integer.MAX_VALUE + ", got " + maxPositionEmbeddings);
+        }
         if (headDim % 2 != 0) {
             throw new UserInputException("config.json: head_dim " + headDim + " is odd; rotary embeddings need it even");
         }
+    }
+
+    /**
+     * The longest sequence, prompt and generated tokens together, that runs as the reference implementation runs
+     * it: {@code max_position_embeddings}, or the sliding window when that is smaller, since attention here spans
+     * the whole sequence and a longer one would attend beyond the window where transformers would not.
+     */
+    public long contextLength() {
+        return slidingWindow > 0 ? Math.min(maxPositionEmbeddings, slidingWindow) : maxPositionEmbeddings;
+    }
+
+    /** {@link #contextLength()} for messages: "the model's context of 4,096 tokens" (or its sliding window). */
+    public String describeContext() {
+        boolean window = slidingWindow > 0 && slidingWindow < maxPositionEmbeddings;
+        return String.format(Locale.ROOT, "the model's %s of %,d tokens", window ? "sliding window" : "context",
+                contextLength()) + (window ? " (sliding-window attention is not supported)" : "");
     }
 
     /** Query heads per key/value head. */

@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -67,6 +68,7 @@ public final class ModelRunner implements AutoCloseable {
     /** Runs each prompt once; residuals, final norm and logits at its last token. */
     public ForwardResult forward(ForwardRequest request, int batchSize) {
         List<int[]> prompts = request.prompts();
+        requireFits(prompts, 0);
         List<int[]> chunks = chunksByLength(prompts, batchSize);
         prepareFor(longest(prompts));
         List<List<Activations>> perChunk = eachChunk(chunks, true,
@@ -77,6 +79,7 @@ public final class ModelRunner implements AutoCloseable {
     /** Greedy continuation of every prompt. */
     public DecodeResult decode(DecodeRequest request, int batchSize) {
         List<int[]> prompts = request.prompts();
+        requireFits(prompts, request.maxNewTokens());
         List<int[]> chunks = chunksByLength(prompts, batchSize);
         prepareFor(prompts.isEmpty() ? 0 : capacity(longest(prompts), request.maxNewTokens()));
         // A listener sees the steps in order, so streamed requests run one batch at a time.
@@ -143,11 +146,32 @@ public final class ModelRunner implements AutoCloseable {
     }
 
     /**
-     * Checks and prepares, once per request and before any batch runs, what the longest batch needs: the batches
-     * then only read the rotary tables, so batches on worker threads never grow them under each other.
+     * Refuses, before anything is allocated, a request whose sequences do not fit the model's context: the cache,
+     * the rotary tables and the {@code [T, S]} attention masks are sized from these lengths, so an unchecked prompt
+     * of a million tokens would ask the allocator for a terabyte. Callers that know where a prompt came from check
+     * first and say so; this is the line no caller can get past.
+     */
+    private void requireFits(List<int[]> prompts, int maxNewTokens) {
+        ModelConfig config = transformer.config();
+        long context = config.contextLength();
+        for (int i = 0; i < prompts.size(); i++) {
+            int promptTokens = prompts.get(i).length;
+            long length = (long) promptTokens + maxNewTokens;
+            if (length > context) {
+                String size = maxNewTokens == 0 ? String.format(Locale.ROOT, "is %,d tokens", promptTokens)
+                        : String.format(Locale.ROOT, "needs %,d tokens (%,d of prompt, %,d to generate)", length,
+                        promptTokens, maxNewTokens);
+                throw new UserInputException("prompt " + (i + 1) + " of the request " + size + ", more than "
+                        + config.describeContext());
+            }
+        }
+    }
+
+    /**
+     * Prepares, once per request and before any batch runs, what the longest batch needs: the batches then only
+     * read the rotary tables, so batches on worker threads never grow them under each other.
      */
     private void prepareFor(int positions) {
-        checkLength(positions);
         model.ensureTables(positions);
     }
 
@@ -289,14 +313,6 @@ public final class ModelRunner implements AutoCloseable {
                 ops.constant(batch.tokens(), batch.rows(), length),
                 ops.constant(batch.positions(0, length), batch.rows(), length),
                 querySlots, keySlots, padding, model.cosTable(), model.sinTable(), false);
-    }
-
-    private void checkLength(int length) {
-        int window = transformer.config().slidingWindow();
-        if (window > 0 && length > window) {
-            throw new UserInputException("sequences of " + length + " tokens exceed this model's sliding window of "
-                    + window + ", which is not supported; shorten the prompts or max_new_tokens");
-        }
     }
 
     /**

@@ -10,7 +10,9 @@ import dev.crucible.api.model.LinearModule;
 import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.scoring.PromptSet;
 import dev.crucible.api.scoring.ScoringContext;
+import dev.crucible.runner.session.ContextBudget;
 import dev.crucible.runner.session.ModelSession;
+import dev.crucible.runner.session.PromptTruncation;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -29,10 +31,14 @@ public final class Abliterator {
     /** What the experiment needs besides the model. */
     public record Options(String responsePrefix, int maxResponseLength, int batchSize,
                           RowNormalization rowNormalization, int loraRank, double winsorizationQuantile,
-                          boolean orthogonalize, long seed) { }
+                          boolean orthogonalize, long seed, PromptTruncation truncation) { }
 
-    /** One prompt set as the user wrote it, and the system prompt its prompts are rendered with. */
-    public record PromptGroup(List<String> texts, Optional<String> systemPrompt) {
+    /**
+     * One prompt set as the user wrote it, and the system prompt its prompts are rendered with.
+     *
+     * @param name how messages name the set: its setting's flag without dashes, {@code bad-prompts}
+     */
+    public record PromptGroup(String name, List<String> texts, Optional<String> systemPrompt) {
         public PromptGroup {
             texts = List.copyOf(texts);
         }
@@ -47,6 +53,8 @@ public final class Abliterator {
     private final Prompts prompts;
     private final Timings timings = new Timings();
     private ModelOutputs.EvaluationPrompts evaluation;
+    private List<int[]> harmfulTrainIds;
+    private List<int[]> harmlessTrainIds;
     private final Map<String, EditableWeight> weights = new LinkedHashMap<>();
     private RefusalDirections directions;
     private ModelOutputs base;
@@ -61,8 +69,33 @@ public final class Abliterator {
     private record EditableWeight(LinearModule module, float[] values, float[] rowNorms) { }
 
     /**
-     * Encodes every prompt, computes the refusal directions from the training sets and the base model's outputs
-     * for the test sets. {@code progress} receives one line per step.
+     * Encodes the four prompt sets, each prompt plus the response length checked against the model's context
+     * before anything runs (cut to fit when {@link Options#truncation()} says so). Returns a note per set whose
+     * prompts were cut. {@link #prepare} does this first when it was not done.
+     *
+     * @throws dev.crucible.api.UserInputException naming the first prompt that does not fit
+     */
+    public List<String> encodePrompts() {
+        ContextBudget budget = session.budget(options.maxResponseLength(), "--max-response-length", options.truncation());
+        List<String> notes = new ArrayList<>();
+        List<EncodedPrompts> sets = new ArrayList<>();
+        for (PromptGroup group : List.of(prompts.harmfulTrain(), prompts.harmlessTrain(), prompts.harmfulTest(),
+                prompts.harmlessTest())) {
+            EncodedPrompts encoded = EncodedPrompts.of(session, budget, group, options.responsePrefix());
+            encoded.cutNote(budget, group).ifPresent(notes::add);
+            sets.add(encoded);
+        }
+        harmfulTrainIds = sets.get(0).ids();
+        harmlessTrainIds = sets.get(1).ids();
+        evaluation = new ModelOutputs.EvaluationPrompts(
+                Map.of(PromptSet.HARMFUL, sets.get(2).texts(), PromptSet.HARMLESS, sets.get(3).texts()),
+                Map.of(PromptSet.HARMFUL, sets.get(2).ids(), PromptSet.HARMLESS, sets.get(3).ids()));
+        return notes;
+    }
+
+    /**
+     * Computes the refusal directions from the training sets and the base model's outputs for the test sets.
+     * {@code progress} receives one line per step.
      */
     public void prepare(Consumer<String> progress) {
         prepare(progress, Optional.empty());
@@ -73,20 +106,19 @@ public final class Abliterator {
      * these prompts and these options) is taken as it is instead of being computed again.
      */
     public void prepare(Consumer<String> progress, Optional<StudyCache.Prepared> earlier) {
-        evaluation = new ModelOutputs.EvaluationPrompts(
-                Map.of(PromptSet.HARMFUL, prompts.harmfulTest().texts(), PromptSet.HARMLESS, prompts.harmlessTest().texts()),
-                Map.of(PromptSet.HARMFUL, encode(prompts.harmfulTest()), PromptSet.HARMLESS, encode(prompts.harmlessTest())));
+        if (evaluation == null) {
+            encodePrompts().forEach(progress);
+        }
         if (earlier.isPresent()) {
             directions = earlier.get().directions();
         } else {
             progress.accept("residuals of " + prompts.harmfulTrain().texts().size() + " harmful and "
                     + prompts.harmlessTrain().texts().size() + " harmless training prompts");
             long start = System.nanoTime();
-            List<int[]> badIds = encode(prompts.harmfulTrain());
-            List<int[]> goodIds = encode(prompts.harmlessTrain());
-            PassProgress pass = new PassProgress("residuals", badIds.size() + goodIds.size(), progress, System::nanoTime);
-            List<Activations> bad = forward(badIds, pass);
-            List<Activations> good = forward(goodIds, pass);
+            PassProgress pass = new PassProgress("residuals", harmfulTrainIds.size() + harmlessTrainIds.size(), progress,
+                    System::nanoTime);
+            List<Activations> bad = forward(harmfulTrainIds, pass);
+            List<Activations> good = forward(harmlessTrainIds, pass);
             directions = RefusalDirections.compute(bad, good, options.winsorizationQuantile(), options.orthogonalize());
             timings.add("directions", System.nanoTime() - start);
         }
@@ -198,14 +230,6 @@ public final class Abliterator {
             }
         }
         throw new IllegalArgumentException("not a layer module: " + module);
-    }
-
-    private List<int[]> encode(PromptGroup group) {
-        List<int[]> ids = new ArrayList<>(group.texts().size());
-        for (String text : group.texts()) {
-            ids.add(session.tokenizer().encodeChat(group.systemPrompt(), text, options.responsePrefix()));
-        }
-        return ids;
     }
 
     /**

@@ -19,11 +19,20 @@ public final class ResponsePrefix {
     private ResponsePrefix() {
     }
 
-    /** Generates a few short answers with the base model and returns the prefix to use ("" for none). */
+    /**
+     * Generates a few short answers with the base model and returns the prefix to use ("" for none). Samples too
+     * long for the model's context are left out: they are refused, or cut, with the rest of their set.
+     */
     public static String detect(ModelSession session, List<String> prompts, Optional<String> systemPrompt) {
         List<int[]> ids = new ArrayList<>();
         for (String prompt : prompts.subList(0, Math.min(SAMPLE_PROMPTS, prompts.size()))) {
-            ids.add(session.tokenizer().encodeChat(systemPrompt, prompt));
+            int[] encoded = session.tokenizer().encodeChat(systemPrompt, prompt);
+            if ((long) encoded.length + SAMPLE_TOKENS <= session.config().contextLength()) {
+                ids.add(encoded);
+            }
+        }
+        if (ids.isEmpty()) {
+            return "";
         }
         List<String> answers = new ArrayList<>();
         for (Generation g : session.generate(ids, SAMPLE_TOKENS, 0)) {

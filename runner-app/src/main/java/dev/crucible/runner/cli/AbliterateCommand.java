@@ -32,6 +32,7 @@ import dev.crucible.runner.plugins.Discovered;
 import dev.crucible.runner.prompts.PromptLoader;
 import dev.crucible.runner.prompts.PromptSourceSpec;
 import dev.crucible.runner.session.ModelSession;
+import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.FrozenTrial;
 import dev.crucible.runner.study.Objective;
 import dev.crucible.runner.study.OnExisting;
@@ -97,6 +98,7 @@ public final class AbliterateCommand implements Callable<Integer> {
         HELP.put(Setting.GOOD_TEST_PROMPTS, "Harmless evaluation prompts (default: bundled).");
         HELP.put(Setting.BAD_TEST_PROMPTS, "Harmful evaluation prompts (default: bundled).");
         HELP.put(Setting.SYSTEM_PROMPT, "System prompt of every set (default: You are a helpful assistant.).");
+        HELP.put(Setting.TRUNCATE_PROMPTS, "Cut a prompt too long for the model's context: left drops its start, right its end (default: none = refuse it).");
         HELP.put(Setting.RESPONSE_PREFIX, "Text after the generation prompt; auto detects a thought block (default).");
         HELP.put(Setting.MAX_KL, "Largest KL divergence --trial best accepts (default: 0.5).");
         HELP.put(Setting.STUDY_DIR, "Study folder (default: studies/<model name>).");
@@ -212,7 +214,9 @@ public final class AbliterateCommand implements Callable<Integer> {
             String prefix = earlier.map(StudyCache.Prepared::responsePrefix).orElseGet(() -> responsePrefix(settings, session, prompts));
             Abliterator abliterator = new Abliterator(session, prompts, new Abliterator.Options(prefix,
                     settings.maxResponseLength(), settings.batchSize(), settings.rowNormalization(),
-                    settings.loraRank(), settings.winsorizationQuantile(), settings.orthogonalize(), settings.seed()));
+                    settings.loraRank(), settings.winsorizationQuantile(), settings.orthogonalize(), settings.seed(),
+                    settings.truncatePrompts()));
+            abliterator.encodePrompts().forEach(log::println);
             abliterator.prepare(line -> log.println("computing " + line + " ..."), earlier);
             StudyLoop loop = new StudyLoop(abliterator, scorers, stop, new SearchSpace(session.config().numLayers(),
                     settings.directionScopes().stream().map(scope -> scope.name().toLowerCase(Locale.ROOT)).toList()));
@@ -367,14 +371,21 @@ public final class AbliterateCommand implements Callable<Integer> {
     }
 
     private Abliterator.Prompts loadPrompts(AbliterationSettings settings) {
-        return new Abliterator.Prompts(group(settings.badPrompts(), settings), group(settings.goodPrompts(), settings),
-                group(settings.badTestPrompts(), settings), group(settings.goodTestPrompts(), settings));
+        return new Abliterator.Prompts(group(Setting.BAD_PROMPTS, settings.badPrompts(), settings),
+                group(Setting.GOOD_PROMPTS, settings.goodPrompts(), settings),
+                group(Setting.BAD_TEST_PROMPTS, settings.badTestPrompts(), settings),
+                group(Setting.GOOD_TEST_PROMPTS, settings.goodTestPrompts(), settings));
     }
 
-    private Abliterator.PromptGroup group(PromptSourceSpec source, AbliterationSettings settings) {
-        List<String> texts = PromptLoader.load(source, Path.of("").toAbsolutePath(), host.environment().env());
-        String system = settings.systemPromptFor(source);
-        return new Abliterator.PromptGroup(texts, system.isEmpty() ? Optional.empty() : Optional.of(system));
+    private Abliterator.PromptGroup group(Setting set, PromptSourceSpec source, AbliterationSettings settings) {
+        return group(set, PromptLoader.load(source, Path.of("").toAbsolutePath(), host.environment().env()),
+                settings.systemPromptFor(source));
+    }
+
+    /** A prompt set named as its flag names it, {@code bad-prompts}; an empty system prompt means none. */
+    static Abliterator.PromptGroup group(Setting set, List<String> texts, String systemPrompt) {
+        return new Abliterator.PromptGroup(set.flag().orElseThrow().substring(2), texts,
+                systemPrompt.isEmpty() ? Optional.empty() : Optional.of(systemPrompt));
     }
 
     private static String responsePrefix(AbliterationSettings settings, ModelSession session, Abliterator.Prompts prompts) {
@@ -398,6 +409,10 @@ public final class AbliterateCommand implements Callable<Integer> {
         id.put("good_test_prompts", s.goodTestPrompts().toString());
         id.put("bad_test_prompts", s.badTestPrompts().toString());
         id.put("system_prompt", s.systemPrompt());
+        if (s.truncatePrompts() != PromptTruncation.NONE) {
+            // Absent when off, so studies journaled before the setting existed continue.
+            id.put("truncate_prompts", s.truncatePrompts().name().toLowerCase(Locale.ROOT));
+        }
         id.put("response_prefix", prefix);
         id.put("max_response_length", s.maxResponseLength());
         id.put("row_normalization", s.rowNormalization().name().toLowerCase(Locale.ROOT));

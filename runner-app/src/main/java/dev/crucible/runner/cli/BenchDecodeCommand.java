@@ -80,11 +80,10 @@ public final class BenchDecodeCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         err.println("bench: loading " + modelOptions.model);
         try (ModelSession session = modelOptions.open(host)) {
-            int needed = promptLength + newTokens - 1;
-            long limit = session.config().maxPositionEmbeddings();
-            if (limit > 0 && needed > limit) {
-                throw new UserInputException("--prompt-len + --new-tokens needs " + needed + " positions but the model has "
-                        + limit + "; shorten them");
+            long needed = (long) promptLength + newTokens;
+            if (needed > session.config().contextLength()) {
+                throw new UserInputException(String.format(Locale.ROOT, "--prompt-len + --new-tokens is %,d tokens, more than %s; shorten them",
+                        needed, session.config().describeContext()));
             }
             DecodeBenchmark.Settings settings = new DecodeBenchmark.Settings(batch, promptLength, newTokens, rounds,
                     Duration.ofMillis(Math.round(ceilingSeconds * 1000)));

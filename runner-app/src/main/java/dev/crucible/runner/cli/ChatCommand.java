@@ -3,13 +3,14 @@ package dev.crucible.runner.cli;
 import dev.crucible.api.UserInputException;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.session.ModelSession;
+import dev.crucible.runner.text.BoundedLineReader;
 import dev.crucible.runner.text.ModelTokenizer;
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -55,18 +56,34 @@ public final class ChatCommand implements Callable<Integer> {
                 throw new UserInputException("the model " + modelOptions.model + " has no chat template (tokenizer_config.json "
                         + "chat_template or chat_template.jinja); use 'runner generate' for raw prompts");
             }
+            ChatLoop chat = new ChatLoop(session, system, maxNewTokens);
             err.println("chat with " + modelOptions.model + ": /reset clears the history, /exit or end of input quits");
-            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-            new ChatLoop(session, system, maxNewTokens).run(() -> readLine(in), out, err);
+            // A stray byte that is not UTF-8 becomes U+FFFD, as a terminal shows it, rather than ending the session.
+            BoundedLineReader in = new BoundedLineReader(new InputStreamReader(System.in, StandardCharsets.UTF_8),
+                    BoundedLineReader.PROMPT_CHARS);
+            chat.run(() -> readLine(in, err), out, err);
         }
         return 0;
     }
 
-    private static String readLine(BufferedReader in) {
-        try {
-            return in.readLine();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read standard input", e);
+    /** The next line typed, or null at the end of input; a line past the bound is refused and the next one read. */
+    private static String readLine(BoundedLineReader in, PrintWriter err) {
+        while (true) {
+            try {
+                return in.readLine();
+            } catch (BoundedLineReader.LineTooLongException e) {
+                err.println(String.format(Locale.ROOT, "error: that message is longer than %,d characters, the most a"
+                        + " prompt may have; it was not sent", e.maxChars()));
+                try {
+                    in.skipRestOfLine();
+                } catch (IOException skipFailed) {
+                    throw new UncheckedIOException("cannot read standard input", skipFailed);
+                }
+                err.print("> ");
+                err.flush();
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read standard input", e);
+            }
         }
     }
 }

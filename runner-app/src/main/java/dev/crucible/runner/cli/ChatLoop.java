@@ -3,7 +3,9 @@ package dev.crucible.runner.cli;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.Generation;
 import dev.crucible.api.model.TokenListener;
+import dev.crucible.runner.session.ContextBudget;
 import dev.crucible.runner.session.ModelSession;
+import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.text.ModelTokenizer;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -26,12 +28,17 @@ final class ChatLoop {
     private final ModelSession session;
     private final String system;
     private final int maxNewTokens;
+    private final ContextBudget budget;
 
-    /** @param system a system prompt kept at the top of the conversation, or null */
+    /**
+     * @param system a system prompt kept at the top of the conversation, or null
+     * @throws dev.crucible.api.UserInputException when {@code maxNewTokens} leave no room in the model's context
+     */
     ChatLoop(ModelSession session, String system, int maxNewTokens) {
         this.session = session;
         this.system = system;
         this.maxNewTokens = maxNewTokens;
+        this.budget = session.budget(maxNewTokens, "--max-new-tokens", PromptTruncation.NONE);
     }
 
     /** Talks until {@code lines} gives {@code /exit} or null (the end of input). */
@@ -52,16 +59,24 @@ final class ChatLoop {
             if (line.isBlank()) {
                 continue;
             }
+            ModelTokenizer tokenizer = session.tokenizer();
+            int[] prompt = tokenizer.encodeWithoutSpecialTokens(tokenizer.renderChat(conversation.with("user", line), true));
+            if (!budget.fits(prompt.length)) {
+                // The turn is refused, not the session: the user can say it shorter or start over.
+                boolean history = conversation.hasTurns();
+                err.println("error: " + budget.tooLong(history ? "the conversation with this message" : "this message",
+                        prompt.length) + "; it was not sent" + (history ? " (/reset clears the history)" : ""));
+                continue;
+            }
             conversation.add("user", line);
-            String reply = reply(conversation, out);
+            String reply = reply(prompt, out);
             conversation.add("assistant", reply);
         }
     }
 
-    /** Generates the next assistant turn, writing its text to {@code out} as the tokens arrive. */
-    private String reply(Conversation conversation, PrintWriter out) {
+    /** Generates the next assistant turn for the rendered conversation, writing its text to {@code out} as the tokens arrive. */
+    private String reply(int[] prompt, PrintWriter out) {
         ModelTokenizer tokenizer = session.tokenizer();
-        int[] prompt = tokenizer.encodeWithoutSpecialTokens(tokenizer.renderChat(conversation.messages(), true));
         Set<Integer> stops = session.stopTokens();
         TextStream stream = new TextStream(tokenizer, stops, out);
         DecodeRequest request = new DecodeRequest(List.of(prompt), maxNewTokens, stops, tokenizer.padId(), 1, stream);
@@ -93,8 +108,16 @@ final class ChatLoop {
             messages.add(Map.of("role", role, "content", content));
         }
 
-        List<Map<String, String>> messages() {
-            return List.copyOf(messages);
+        /** The messages with one more, leaving the conversation as it is. */
+        List<Map<String, String>> with(String role, String content) {
+            List<Map<String, String>> next = new ArrayList<>(messages);
+            next.add(Map.of("role", role, "content", content));
+            return List.copyOf(next);
+        }
+
+        /** Whether anything beyond the system prompt was said. */
+        boolean hasTurns() {
+            return messages.size() > (system == null ? 0 : 1);
         }
     }
 

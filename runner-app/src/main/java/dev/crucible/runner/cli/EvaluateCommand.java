@@ -8,16 +8,20 @@ import dev.crucible.api.scoring.PromptSet;
 import dev.crucible.api.scoring.Score;
 import dev.crucible.api.scoring.ScorerProvider;
 import dev.crucible.runner.Host;
+import dev.crucible.runner.abliterate.Abliterator;
+import dev.crucible.runner.abliterate.EncodedPrompts;
 import dev.crucible.runner.abliterate.ModelOutputs;
 import dev.crucible.runner.abliterate.ResponsePrefix;
 import dev.crucible.runner.abliterate.Timings;
 import dev.crucible.runner.abliterate.config.AbliterationSettings;
 import dev.crucible.runner.abliterate.config.ScorerSpec;
+import dev.crucible.runner.abliterate.config.Setting;
 import dev.crucible.runner.abliterate.config.SettingsLoader;
 import dev.crucible.runner.export.Reproduction;
 import dev.crucible.runner.plugins.Discovered;
 import dev.crucible.runner.prompts.PromptLoader;
 import dev.crucible.runner.prompts.PromptSourceSpec;
+import dev.crucible.runner.session.ContextBudget;
 import dev.crucible.runner.session.ModelSession;
 import dev.crucible.runner.study.Objective;
 import java.io.PrintWriter;
@@ -69,6 +73,10 @@ public final class EvaluateCommand implements Callable<Integer> {
     @Option(names = "--bad-test-prompts", paramLabel = "SOURCE", description = "Harmful evaluation prompts (default: bundled).")
     String badTest;
 
+    @Option(names = "--truncate-prompts", paramLabel = "left|right",
+            description = "Cut a prompt too long for the model's context: left drops its start, right its end (default: refuse it).")
+    String truncatePrompts;
+
     @Option(names = "--json", description = "Print one JSON object: model, base, and per scorer the base and model values.")
     boolean json;
 
@@ -87,6 +95,9 @@ public final class EvaluateCommand implements Callable<Integer> {
         }
         if (badTest != null) {
             overrides.put("bad_test_prompts", badTest);
+        }
+        if (truncatePrompts != null) {
+            overrides.put("truncate_prompts", truncatePrompts);
         }
         AbliterationSettings settings = SettingsLoader.load(Optional.ofNullable(config), host.environment().env(), overrides,
                 Path.of("").toAbsolutePath());
@@ -110,7 +121,7 @@ public final class EvaluateCommand implements Callable<Integer> {
         ModelOutputs baseOutputs;
         log.println("scoring the base " + baseSpec + " ...");
         try (ModelSession session = deviceOptions.open(host, checkedBase.location(), dtype)) {
-            baseOutputs = outputs(session, settings, texts, timings, null);
+            baseOutputs = outputs(session, settings, texts, timings, null, log);
             for (Named s : scorers) {
                 baselines.add(s.scorer().baseline(baseOutputs));
             }
@@ -119,7 +130,7 @@ public final class EvaluateCommand implements Callable<Integer> {
         List<Score> scores = new ArrayList<>();
         log.println("scoring " + model + " ...");
         try (ModelSession session = deviceOptions.open(host, checkedModel.location(), dtype)) {
-            ModelOutputs outputs = outputs(session, settings, texts, timings, baseOutputs);
+            ModelOutputs outputs = outputs(session, settings, texts, timings, baseOutputs, log);
             for (Named s : scorers) {
                 scores.add(s.scorer().score(outputs));
             }
@@ -172,20 +183,24 @@ public final class EvaluateCommand implements Callable<Integer> {
     }
 
     private static ModelOutputs outputs(ModelSession session, AbliterationSettings settings, Map<PromptSet, List<String>> texts,
-                                        Timings timings, ModelOutputs baseline) {
+                                        Timings timings, ModelOutputs baseline, PrintWriter log) {
         String configured = settings.responsePrefix().orElse(AbliterationSettings.AUTO);
-        Optional<String> system = settings.systemPrompt().isEmpty() ? Optional.empty() : Optional.of(settings.systemPrompt());
+        String system = settings.systemPrompt();
         String prefix = configured.equals(AbliterationSettings.AUTO)
-                ? ResponsePrefix.detect(session, texts.get(PromptSet.HARMLESS), system) : configured;
+                ? ResponsePrefix.detect(session, texts.get(PromptSet.HARMLESS), system.isEmpty() ? Optional.empty() : Optional.of(system))
+                : configured;
+        ContextBudget budget = session.budget(settings.maxResponseLength(), "--max-response-length", settings.truncatePrompts());
+        Map<PromptSet, List<String>> shown = new EnumMap<>(PromptSet.class);
         Map<PromptSet, List<int[]>> ids = new EnumMap<>(PromptSet.class);
         for (PromptSet set : PromptSet.values()) {
-            List<int[]> encoded = new ArrayList<>();
-            for (String text : texts.get(set)) {
-                encoded.add(session.tokenizer().encodeChat(system, text, prefix));
-            }
-            ids.put(set, encoded);
+            Abliterator.PromptGroup group = AbliterateCommand.group(set == PromptSet.HARMFUL ? Setting.BAD_TEST_PROMPTS
+                    : Setting.GOOD_TEST_PROMPTS, texts.get(set), system);
+            EncodedPrompts encoded = EncodedPrompts.of(session, budget, group, prefix);
+            encoded.cutNote(budget, group).ifPresent(log::println);
+            shown.put(set, encoded.texts());
+            ids.put(set, encoded.ids());
         }
-        return new ModelOutputs(session, new ModelOutputs.EvaluationPrompts(texts, ids), settings.maxResponseLength(),
+        return new ModelOutputs(session, new ModelOutputs.EvaluationPrompts(shown, ids), settings.maxResponseLength(),
                 settings.batchSize(), timings, baseline);
     }
 }

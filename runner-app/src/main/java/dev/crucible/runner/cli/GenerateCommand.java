@@ -3,10 +3,14 @@ package dev.crucible.runner.cli;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.model.Generation;
 import dev.crucible.runner.Host;
+import dev.crucible.runner.session.ContextBudget;
 import dev.crucible.runner.session.ModelSession;
+import dev.crucible.runner.session.PromptTruncation;
+import dev.crucible.runner.text.BoundedLineReader;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
+import java.nio.charset.CharacterCodingException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -49,6 +53,11 @@ public final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--max-new-tokens", defaultValue = "128", paramLabel = "N", description = "Tokens to generate at most per prompt (default: ${DEFAULT-VALUE}).")
     int maxNewTokens;
 
+    @Option(names = "--truncate-prompts", paramLabel = "left|right", defaultValue = "none",
+            description = "Cut a prompt too long for the model's context: left drops its start, right its end "
+                    + "(default: refuse it).")
+    PromptTruncation truncation;
+
     @Option(names = "--batch-size", defaultValue = "0", paramLabel = "N", description = "Prompts per device batch; 0 lets the backend choose (default).")
     int batchSize;
 
@@ -61,7 +70,7 @@ public final class GenerateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        List<String> all = allPrompts();
+        List<Prompt> all = allPrompts();
         if (maxNewTokens < 1) {
             throw new UserInputException("--max-new-tokens must be at least 1, got " + maxNewTokens);
         }
@@ -73,16 +82,23 @@ public final class GenerateCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         try (ModelSession session = modelOptions.open(host)) {
-            List<int[]> ids = new ArrayList<>();
-            for (String prompt : all) {
-                ids.add(session.encodePrompt(prompt, chat, Optional.ofNullable(system)));
+            ContextBudget budget = session.budget(maxNewTokens, "--max-new-tokens", truncation);
+            List<ContextBudget.Fitted> fitted = new ArrayList<>();
+            for (Prompt prompt : all) {
+                fitted.add(budget.fit(prompt.label(), prompt.text(),
+                        text -> session.encodePrompt(text, chat, Optional.ofNullable(system))));
             }
+            int cut = (int) fitted.stream().filter(ContextBudget.Fitted::cut).count();
+            if (cut > 0) {
+                spec.commandLine().getErr().println(budget.cutNote(cut, fitted.size(), "prompts"));
+            }
+            List<int[]> ids = fitted.stream().map(ContextBudget.Fitted::ids).toList();
             List<Generation> generations = session.generate(ids, maxNewTokens, batchSize);
             List<Map<String, Object>> results = new ArrayList<>();
             for (int i = 0; i < all.size(); i++) {
                 Generation g = generations.get(i);
                 Map<String, Object> r = new LinkedHashMap<>();
-                r.put("prompt", all.get(i));
+                r.put("prompt", fitted.get(i).text());
                 r.put("prompt_ids", ids.get(i));
                 r.put("generated_ids", g.tokens());
                 r.put("text", session.tokenizer().decode(withoutStop(g, session)));
@@ -103,25 +119,52 @@ public final class GenerateCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** A prompt and how messages name it: {@code --prompt 2}, {@code line 7 of prompts.txt}. */
+    private record Prompt(String label, String text) {
+    }
+
     /** The text a user reads ends before the stop token. */
     private static int[] withoutStop(Generation g, ModelSession session) {
         int[] tokens = g.tokens();
         return g.stopped() && tokens.length > 0 ? Arrays.copyOf(tokens, tokens.length - 1) : tokens;
     }
 
-    private List<String> allPrompts() {
-        List<String> all = new ArrayList<>(prompts);
+    private List<Prompt> allPrompts() {
+        List<Prompt> all = new ArrayList<>();
+        for (int i = 0; i < prompts.size(); i++) {
+            all.add(new Prompt(prompts.size() == 1 ? "--prompt" : "--prompt " + (i + 1), prompts.get(i)));
+        }
         if (promptsFile != null) {
-            try {
-                Files.readAllLines(promptsFile).stream().filter(line -> !line.isBlank()).forEach(all::add);
-            } catch (IOException e) {
-                throw new UserInputException("cannot read --prompts " + promptsFile + ": " + e.getClass().getSimpleName()
-                        + (e.getMessage() == null ? "" : " " + e.getMessage()));
-            }
+            all.addAll(readPromptsFile());
         }
         if (all.isEmpty()) {
             throw new UserInputException("give at least one --prompt or a non-empty --prompts FILE");
         }
         return all;
+    }
+
+    /** The file's non-blank lines, each at most {@link BoundedLineReader#PROMPT_CHARS} long. */
+    private List<Prompt> readPromptsFile() {
+        List<Prompt> read = new ArrayList<>();
+        try (BoundedLineReader lines = BoundedLineReader.open(promptsFile, BoundedLineReader.PROMPT_CHARS)) {
+            String line;
+            while ((line = lines.readLine()) != null) {
+                if (!line.isBlank()) {
+                    read.add(new Prompt("line " + lines.lineNumber() + " of " + promptsFile, line));
+                }
+            }
+        } catch (BoundedLineReader.LineTooLongException e) {
+            throw new UserInputException("--prompts " + promptsFile + ":" + e.line() + ": the line is longer than "
+                    + String.format(java.util.Locale.ROOT, "%,d", e.maxChars())
+                    + " characters, the most a prompt may have (one prompt per line)");
+        } catch (CharacterCodingException e) {
+            throw new UserInputException("--prompts " + promptsFile + " is not UTF-8 text; save it as UTF-8");
+        } catch (NoSuchFileException e) {
+            throw new UserInputException("--prompts " + promptsFile + " does not exist");
+        } catch (IOException e) {
+            throw new UserInputException("cannot read --prompts " + promptsFile + ": " + e.getClass().getSimpleName()
+                    + (e.getMessage() == null ? "" : " " + e.getMessage()));
+        }
+        return read;
     }
 }

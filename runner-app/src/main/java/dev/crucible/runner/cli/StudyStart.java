@@ -5,11 +5,13 @@ import dev.crucible.runner.abliterate.StudyCache;
 import dev.crucible.runner.abliterate.config.AbliterationSettings;
 import dev.crucible.runner.abliterate.config.Setting;
 import dev.crucible.runner.session.ModelSession;
+import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.OnExisting;
 import dev.crucible.runner.study.StudyJournal;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
@@ -105,6 +107,10 @@ final class StudyStart {
         key.put("max_response_length", settings.maxResponseLength());
         key.put("winsorization_quantile", settings.winsorizationQuantile());
         key.put("orthogonalize", settings.orthogonalize());
+        if (settings.truncatePrompts() != PromptTruncation.NONE) {
+            // Absent when off, so caches made before the setting existed still count.
+            key.put("truncate_prompts", settings.truncatePrompts().name().toLowerCase(Locale.ROOT));
+        }
         return key;
     }
 }

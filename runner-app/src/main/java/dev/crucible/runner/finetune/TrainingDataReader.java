@@ -4,10 +4,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.crucible.api.UserInputException;
-import java.io.BufferedReader;
+import dev.crucible.runner.text.BoundedLineReader;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import java.nio.charset.CharacterCodingException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -37,17 +36,21 @@ public final class TrainingDataReader {
     private TrainingDataReader() {
     }
 
+    /** Rows longer than {@link BoundedLineReader#ROW_CHARS} are refused as they are read, before they fill memory. */
     public static List<TrainingRow> read(Path file) {
         List<TrainingRow> rows = new ArrayList<>();
-        try (BufferedReader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+        try (BoundedLineReader reader = BoundedLineReader.open(file, BoundedLineReader.ROW_CHARS)) {
             String line;
-            int number = 0;
             while ((line = reader.readLine()) != null) {
-                number++;
                 if (!line.isBlank()) {
-                    rows.add(parse(line, file.getFileName() + ":" + number));
+                    rows.add(parse(line, file.getFileName() + ":" + reader.lineNumber()));
                 }
             }
+        } catch (BoundedLineReader.LineTooLongException e) {
+            throw new UserInputException(String.format(java.util.Locale.ROOT, "%s:%d: the row is longer than %,d"
+                    + " characters, the most a training row may have", file.getFileName(), e.line(), e.maxChars()));
+        } catch (CharacterCodingException e) {
+            throw new UserInputException("training data " + file + " is not UTF-8 text; save it as UTF-8");
         } catch (NoSuchFileException e) {
             throw new UserInputException("training data " + file + " does not exist");
         } catch (IOException e) {

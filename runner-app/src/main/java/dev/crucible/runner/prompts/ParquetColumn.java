@@ -28,9 +28,11 @@ final class ParquetColumn {
                         + ", not text: choose a string column");
             }
             List<String> prompts = new ArrayList<>();
+            long[] row = {0};
             parquet.read(field, value -> {
+                row[0]++;
                 if (value != null && !value.isBlank()) {
-                    prompts.add(value);
+                    prompts.add(TextFiles.bounded(value, "'" + label + "' row " + row[0]));
                 }
                 return prompts.size() < limit;
             });

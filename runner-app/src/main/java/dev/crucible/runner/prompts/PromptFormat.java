@@ -49,15 +49,15 @@ public enum PromptFormat {
 
     /**
      * The non-blank values of {@code column} (or of the lines, for text) in file order. {@code limit} lets formats
-     * that can stop early (Parquet) read only the first prompts a slice needs; others may return more.
+     * that can stop early (all but a JSON array) read only the first prompts a slice needs; others may return more.
      */
     List<String> read(Path file, Optional<String> column, String label, int limit) {
         return switch (this) {
-            case TEXT -> TextFiles.readLines(file, column, label);
-            case JSONL -> TextFiles.readJsonLines(file, column, label);
-            case JSON -> TextFiles.readJson(file, column, label);
-            case CSV -> TextFiles.readDelimited(file, ',', column, label);
-            case TSV -> TextFiles.readDelimited(file, '\t', column, label);
+            case TEXT -> TextFiles.readLines(file, column, label, limit);
+            case JSONL -> TextFiles.readJsonLines(file, column, label, limit);
+            case JSON -> TextFiles.readJson(file, column, label, limit);
+            case CSV -> TextFiles.readDelimited(file, ',', column, label, limit);
+            case TSV -> TextFiles.readDelimited(file, '\t', column, label, limit);
             case PARQUET -> ParquetColumn.read(file, column, label, limit);
         };
     }

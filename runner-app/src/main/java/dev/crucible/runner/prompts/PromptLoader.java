@@ -1,9 +1,8 @@
 package dev.crucible.runner.prompts;
 
 import dev.crucible.api.UserInputException;
-import java.io.IOException;
+import dev.crucible.runner.text.BoundedLineReader;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
@@ -164,16 +163,12 @@ public final class PromptLoader {
         String resource = BUNDLED_FOLDER + name.replace('/', '_') + ".txt";
         ClassLoader loader = Optional.ofNullable(Thread.currentThread().getContextClassLoader())
                 .orElse(PromptLoader.class.getClassLoader());
-        try (InputStream in = loader.getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new UserInputException("there is no bundled prompt set '" + name + "' (Crucible ships"
-                        + " harmful/train, harmful/test, harmless/train and harmless/test)");
-            }
-            String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            List<String> values = text.lines().filter(line -> !line.isBlank()).toList();
-            return new Read(values, "'bundled:" + name + "'");
-        } catch (IOException e) {
-            throw new UserInputException("cannot read bundled prompt set '" + name + "': " + e.getMessage(), e);
+        InputStream in = loader.getResourceAsStream(resource);
+        if (in == null) {
+            throw new UserInputException("there is no bundled prompt set '" + name + "' (Crucible ships"
+                    + " harmful/train, harmful/test, harmless/train and harmless/test)");
         }
+        return new Read(TextFiles.readLines(BoundedLineReader.utf8(in, BoundedLineReader.PROMPT_CHARS),
+                "bundled:" + name, needed(spec.split())), "'bundled:" + name + "'");
     }
 }

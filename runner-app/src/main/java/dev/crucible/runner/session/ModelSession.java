@@ -152,6 +152,11 @@ public final class ModelSession implements AutoCloseable {
         return ids;
     }
 
+    /** What fits this model's context with {@code newTokens} generated after each prompt (set by {@code flag}). */
+    public ContextBudget budget(int newTokens, String flag, PromptTruncation truncation) {
+        return new ContextBudget(tokenizer, config, newTokens, flag, truncation);
+    }
+
     /** Batched greedy generation; batch results equal one-at-a-time results. */
     public List<Generation> generate(List<int[]> prompts, int maxNewTokens, int batchSize) {
         DecodeRequest request = new DecodeRequest(prompts, maxNewTokens, stopTokens(), tokenizer.padId(), batchSize);

@@ -19,6 +19,7 @@ import dev.crucible.runner.model.ModelInitializer;
 import dev.crucible.api.model.Architecture;
 import dev.crucible.api.model.DType;
 import dev.crucible.runner.session.ModelSession;
+import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.FrozenTrial;
 import dev.crucible.runner.study.Objective;
 import dev.crucible.runner.study.OnExisting;
@@ -56,10 +57,11 @@ class AbliteratorTest {
         host = new Host(new RunnerEnvironment(Map.of(), Optional.empty()), AbliteratorTest.class.getClassLoader());
         session = ModelSession.open(host, DeviceRequest.parse("cpu"), OptionalInt.of(1), model.toString(), "auto");
         Optional<String> system = Optional.of("You are a helpful assistant.");
-        abliterator = new Abliterator(session, new Abliterator.Prompts(new Abliterator.PromptGroup(BAD, system),
-                new Abliterator.PromptGroup(GOOD, system), new Abliterator.PromptGroup(BAD.subList(0, 2), system),
-                new Abliterator.PromptGroup(GOOD.subList(0, 2), system)),
-                new Abliterator.Options("", 8, 0, RowNormalization.FULL, 3, 1.0, true, 17));
+        abliterator = new Abliterator(session, new Abliterator.Prompts(new Abliterator.PromptGroup("bad-prompts", BAD, system),
+                new Abliterator.PromptGroup("good-prompts", GOOD, system),
+                new Abliterator.PromptGroup("bad-test-prompts", BAD.subList(0, 2), system),
+                new Abliterator.PromptGroup("good-test-prompts", GOOD.subList(0, 2), system)),
+                new Abliterator.Options("", 8, 0, RowNormalization.FULL, 3, 1.0, true, 17, PromptTruncation.NONE));
         abliterator.prepare(line -> { });
     }
 

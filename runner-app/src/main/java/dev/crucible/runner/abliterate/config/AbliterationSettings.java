@@ -3,6 +3,7 @@ package dev.crucible.runner.abliterate.config;
 import dev.crucible.api.UserInputException;
 import dev.crucible.runner.prompts.PromptSourceSpec;
 import dev.crucible.runner.prompts.Suggestions;
+import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.OnExisting;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -45,6 +46,7 @@ import java.util.Set;
  * @param goodTestPrompts       harmless prompts for scoring (KL divergence)
  * @param badTestPrompts        harmful prompts for scoring (refusals)
  * @param systemPrompt          the system prompt of every set that does not give its own
+ * @param truncatePrompts       what happens to a prompt too long for the model's context: refused, or cut
  * @param responsePrefix        text appended after the generation prompt; empty means detect it automatically
  * @param maxKl                 KL divergence above which a trial counts as visibly damaged (0.5)
  * @param studyDir              where the study journal lives; empty when not given (the command picks one)
@@ -82,6 +84,7 @@ public record AbliterationSettings(
         PromptSourceSpec goodTestPrompts,
         PromptSourceSpec badTestPrompts,
         String systemPrompt,
+        PromptTruncation truncatePrompts,
         Optional<String> responsePrefix,
         double maxKl,
         Optional<Path> studyDir,
@@ -108,6 +111,7 @@ public record AbliterationSettings(
         Objects.requireNonNull(goodTestPrompts, "goodTestPrompts is null");
         Objects.requireNonNull(badTestPrompts, "badTestPrompts is null");
         Objects.requireNonNull(systemPrompt, "systemPrompt is null");
+        Objects.requireNonNull(truncatePrompts, "truncatePrompts is null");
         Objects.requireNonNull(responsePrefix, "responsePrefix is null");
         Objects.requireNonNull(studyDir, "studyDir is null");
         Objects.requireNonNull(onExisting, "onExisting is null");
@@ -167,6 +171,7 @@ public record AbliterationSettings(
         table.put("direction_scopes", directionScopes.stream().map(AbliterationSettings::lower).toList());
         table.put("lora_rank", loraRank);
         table.put("system_prompt", systemPrompt);
+        table.put("truncate_prompts", lower(truncatePrompts));
         table.put("response_prefix", responsePrefix.orElse(AUTO));
         table.put("max_kl", maxKl);
         studyDir.ifPresent(d -> table.put("study_dir", d.toString()));

@@ -2,6 +2,7 @@ package dev.crucible.runner.abliterate.config;
 
 import dev.crucible.api.scoring.Optimization;
 import dev.crucible.runner.prompts.PromptSourceSpec;
+import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.OnExisting;
 import java.util.Arrays;
 import java.util.List;
@@ -45,6 +46,8 @@ public enum Setting {
     BAD_TEST_PROMPTS("bad_test_prompts", "--bad-test-prompts", new ValueType.Structured("a prompt source"),
             PromptSourceSpec.parse("bundled:harmful/test[:100]")),
     SYSTEM_PROMPT("system_prompt", "--system-prompt", new ValueType.Text(), "You are a helpful assistant."),
+    TRUNCATE_PROMPTS("truncate_prompts", "--truncate-prompts", new ValueType.OneOf<>(PromptTruncation.class),
+            PromptTruncation.NONE),
     RESPONSE_PREFIX("response_prefix", "--response-prefix", new ValueType.Text(), AbliterationSettings.AUTO),
     MAX_KL("max_kl", "--max-kl", new ValueType.Decimal(0, false, Double.POSITIVE_INFINITY), 0.5),
     STUDY_DIR("study_dir", "--study", new ValueType.FilePath(), null),

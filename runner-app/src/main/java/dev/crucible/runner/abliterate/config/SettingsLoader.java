@@ -7,6 +7,7 @@ import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import dev.crucible.api.UserInputException;
 import dev.crucible.runner.prompts.PromptSourceSpec;
 import dev.crucible.runner.prompts.Suggestions;
+import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.OnExisting;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
@@ -395,6 +396,7 @@ public final class SettingsLoader {
                 promptSet(Setting.GOOD_TEST_PROMPTS),
                 promptSet(Setting.BAD_TEST_PROMPTS),
                 (String) values.get(Setting.SYSTEM_PROMPT),
+                (PromptTruncation) values.get(Setting.TRUNCATE_PROMPTS),
                 prefix.equalsIgnoreCase(AbliterationSettings.AUTO) ? Optional.empty() : Optional.of(prefix),
                 (Double) values.get(Setting.MAX_KL),
                 path(Setting.STUDY_DIR, workingDir),
