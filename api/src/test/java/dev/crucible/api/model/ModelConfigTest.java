@@ -117,4 +117,28 @@ class ModelConfigTest {
                  "num_attention_heads": 6, "num_key_value_heads": 4, "vocab_size": 10}""", "config.json"));
         assertThrows(UserInputException.class, () -> ModelConfig.parse("not json", "config.json"));
     }
+
+    @Test
+    void theContextIsMaxPositionEmbeddingsOrASmallerSlidingWindow() {
+        ModelConfig llama = ModelConfig.read(ModelFixtures.fixture("stories260k"));
+        assertEquals(512, llama.contextLength());
+        assertEquals("the model's context of 512 tokens", llama.describeContext());
+        ModelConfig mistral = ModelConfig.read(ModelFixtures.fixture("tiny-mistral"));
+        assertEquals(8, mistral.contextLength(), "sliding_window 8 under max_position_embeddings 512");
+        assertEquals("the model's sliding window of 8 tokens (sliding-window attention is not supported)",
+                mistral.describeContext());
+        ModelConfig qwen = ModelConfig.read(ModelFixtures.fixture("tiny-qwen2"));
+        assertEquals(512, qwen.contextLength(), "use_sliding_window false: Qwen's sliding_window is not used");
+    }
+
+    @Test
+    void aContextThatIsNoSizeIsRefused() {
+        String json = """
+                {"model_type": "llama", "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1,
+                 "num_attention_heads": 2, "vocab_size": 10, "max_position_embeddings": %s}""";
+        assertTrue(assertThrows(UserInputException.class, () -> ModelConfig.parse(json.formatted("0"), "c.json"))
+                .getMessage().contains("max_position_embeddings must be between 1 and 2147483647, got 0"));
+        assertThrows(UserInputException.class, () -> ModelConfig.parse(json.formatted("4294967296"), "c.json"));
+        assertEquals(4096, ModelConfig.parse(json.formatted("4096"), "c.json").contextLength());
+    }
 }

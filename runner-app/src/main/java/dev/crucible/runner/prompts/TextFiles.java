@@ -209,10 +209,10 @@ final class TextFiles {
             }
             List<String> header = rows.nextValue().stream().map(String::strip).toList();
             int index = header.indexOf(Columns.choose(column, new LinkedHashSet<>(header), label));
-            while (prompts.size() < limit && rows.hasNextValue()) {
+            for (long number = 1; prompts.size() < limit && rows.hasNextValue(); number++) {
                 List<String> row = rows.nextValue();
                 if (index < row.size() && !row.get(index).isBlank()) {
-                    prompts.add(bounded(row.get(index), label + ":" + line(rows.getCurrentLocation())));
+                    prompts.add(bounded(row.get(index), "'" + label + "' row " + number));
                 }
             }
         } catch (JsonProcessingException e) {

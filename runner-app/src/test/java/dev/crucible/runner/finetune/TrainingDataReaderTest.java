@@ -73,4 +73,19 @@ class TrainingDataReaderTest {
         assertTrue(assertThrows(UserInputException.class, () -> TrainingDataReader.read(empty)).getMessage()
                 .contains("has no rows"));
     }
+
+    @Test
+    void aRowLongerThanTheBoundIsRefusedAsItIsRead() throws Exception {
+        Path file = temp.resolve("huge.jsonl");
+        try (var out = Files.newBufferedWriter(file)) {
+            out.write("{\"prompt\": \"2+2?\", \"completion\": \"4\"}\n{\"text\": \"");
+            for (int i = 0; i < 9; i++) {
+                out.write("y".repeat(1 << 20));
+            }
+            out.write("\"}\n");
+        }
+        UserInputException e = assertThrows(UserInputException.class, () -> TrainingDataReader.read(file));
+        assertEquals("huge.jsonl:2: the row is longer than 8,388,608 characters, the most a training row may have",
+                e.getMessage());
+    }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.runner.text.BoundedLineReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -174,5 +175,61 @@ class PromptLoaderTest {
         assertEquals(400, load("bundled:harmless/train[:400]").size());
         assertEquals(100, load("bundled:harmful/test[:100]").size());
         assertEquals(100, load("bundled:harmless/test[:100]").size());
+    }
+
+    /** A prompt one character longer than any prompt may be. */
+    private static final String TOO_LONG = "x".repeat(BoundedLineReader.PROMPT_CHARS + 1);
+
+    @Test
+    void aLineLongerThanAnyPromptFailsNamingFileAndLine() throws IOException {
+        // 50 MB on one line: refused once the bound is read, never read whole (it stalled the tokenizer).
+        try (var out = Files.newBufferedWriter(dir.resolve("huge.txt"))) {
+            out.write("fine\n");
+            for (int i = 0; i < 50; i++) {
+                out.write("y".repeat(1_000_000));
+            }
+            out.write("\n");
+        }
+        String message = error("huge.txt");
+        assertTrue(message.startsWith("huge.txt:2: the line is longer than 1,048,576 characters"), message);
+        write("max.txt", "x".repeat(BoundedLineReader.PROMPT_CHARS) + "\n");
+        assertEquals(BoundedLineReader.PROMPT_CHARS, load("max.txt").getFirst().length(), "the bound itself is a prompt");
+    }
+
+    @Test
+    void aValueLongerThanAnyPromptFailsInEveryTableFormat() throws IOException {
+        write("rows.jsonl", "{\"text\": \"ok\"}\n{\"text\": \"" + TOO_LONG + "\"}\n");
+        String jsonl = error("rows.jsonl");
+        assertTrue(jsonl.startsWith("rows.jsonl:2: the prompt is 1,048,577 characters, more than the 1,048,576"), jsonl);
+        write("rows.json", "[\"ok\", \"" + TOO_LONG + "\"]");
+        assertTrue(error("rows.json").startsWith("rows.json element 1: the prompt is 1,048,577 characters"), error("rows.json"));
+        write("rows.csv", "text,id\nok,1\n" + TOO_LONG + ",2\n");
+        assertTrue(error("rows.csv").startsWith("'rows.csv' row 2: the prompt is 1,048,577 characters"), error("rows.csv"));
+        ParquetTestFiles.write(dir.resolve("rows.parquet"), ParquetTestFiles.Options.plain(),
+                List.of(new ParquetTestFiles.Column("text", List.of("ok", TOO_LONG), false, false)), List.of());
+        String parquet = error("rows.parquet");
+        assertTrue(parquet.startsWith("'rows.parquet' row 2: the prompt is 1,048,577 characters"), parquet);
+    }
+
+    @Test
+    void otherColumnsMayBeLongerThanAPromptButNotEndless() throws IOException {
+        String longAnswer = "z".repeat(2 * BoundedLineReader.PROMPT_CHARS);
+        write("rows.jsonl", "{\"text\": \"short\", \"answer\": \"" + longAnswer + "\"}\n");
+        assertEquals(List.of("short"), load("rows.jsonl"));
+        write("rows.csv", "text,answer\nshort," + longAnswer + "\n");
+        assertEquals(List.of("short"), load("rows.csv"));
+        String endless = "w".repeat(BoundedLineReader.ROW_CHARS + 1);
+        write("endless.jsonl", "{\"text\": \"short\", \"answer\": \"" + endless + "\"}\n");
+        assertTrue(error("endless.jsonl").startsWith("endless.jsonl:1: the line is longer than 8,388,608 characters"),
+                error("endless.jsonl"));
+        write("endless.csv", "text,answer\nshort," + endless + "\n");
+        assertTrue(error("endless.csv").contains("a value longer than 8,388,608 characters"), error("endless.csv"));
+    }
+
+    @Test
+    void aSliceFromTheStartReadsOnlyTheLinesItNeeds() throws IOException {
+        // Line 3 would be refused; [:2] never reaches it.
+        write("p.txt", "one\ntwo\n" + TOO_LONG + "\n");
+        assertEquals(List.of("one", "two"), load("p.txt[:2]"));
     }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.scoring.Optimization;
+import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.OnExisting;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -287,6 +288,18 @@ class SettingsLoaderTest {
         assertTrue(tomlError("[[scorers]]\noptimization = \"minimize\"\n").contains("needs plugin"));
         assertTrue(tomlError("[[scorers]]\nplugin = \"refusals\"\noptimization = \"lower\"\n")
                 .contains("'scorers[1].optimization'"));
+    }
+
+    @Test
+    void truncatePromptsIsASettingOfEveryLayer() throws IOException {
+        assertEquals(PromptTruncation.NONE, load(Map.of(), Map.of()).truncatePrompts(), "too-long prompts are refused");
+        Files.writeString(dir.resolve("config.toml"), "truncate_prompts = \"left\"\n");
+        assertEquals(PromptTruncation.LEFT, load(Map.of(), Map.of()).truncatePrompts());
+        assertEquals(PromptTruncation.RIGHT, load(Map.of("CRUCIBLE_TRUNCATE_PROMPTS", "right"), Map.of()).truncatePrompts());
+        assertEquals(PromptTruncation.NONE, load(Map.of("CRUCIBLE_TRUNCATE_PROMPTS", "right"),
+                Map.of("truncate_prompts", "none")).truncatePrompts());
+        assertEquals("--truncate-prompts must be one of none, left, right, got 'middle'", assertThrows(
+                UserInputException.class, () -> load(Map.of(), Map.of("truncate_prompts", "middle"))).getMessage());
     }
 
     @Test
