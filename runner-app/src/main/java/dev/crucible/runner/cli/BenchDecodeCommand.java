@@ -82,8 +82,9 @@ public final class BenchDecodeCommand implements Callable<Integer> {
         try (ModelSession session = modelOptions.open(host)) {
             long needed = (long) promptLength + newTokens;
             if (needed > session.config().contextLength()) {
-                throw new UserInputException(String.format(Locale.ROOT, "--prompt-len + --new-tokens is %,d tokens, more than %s; shorten them",
-                        needed, session.config().describeContext()));
+                throw new UserInputException(String.format(Locale.ROOT,
+                        "--prompt-len + --new-tokens is %,d tokens, more than %s; shorten them", needed,
+                        session.config().describeContext()));
             }
             DecodeBenchmark.Settings settings = new DecodeBenchmark.Settings(batch, promptLength, newTokens, rounds,
                     Duration.ofMillis(Math.round(ceilingSeconds * 1000)));

@@ -103,7 +103,7 @@ class ChatCommandTest {
         return json.get("text").asText();
     }
 
-    private static int withStdin(String input, java.util.function.IntSupplier body) {
+    static int withStdin(String input, java.util.function.IntSupplier body) {
         InputStream original = System.in;
         System.setIn(new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8)));
         try {

@@ -5,14 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.crucible.api.model.Architecture;
-import dev.crucible.api.model.DType;
 import dev.crucible.runner.Main;
 import dev.crucible.runner.RunnerEnvironment;
-import dev.crucible.runner.model.ModelInitializer;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
@@ -44,9 +39,7 @@ class PromptBoundsTest {
 
     @BeforeAll
     static void makeModel() {
-        tiny = temp.resolve("tiny");
-        ModelInitializer.write(new ModelInitializer.Spec(Architecture.LLAMA, 32, 3, 4, 2, 8, 64, 400, true, DType.F32, 9,
-                256, 10000, 0.3), tiny, false);
+        tiny = AbliterateCommandTest.tinyModel(temp.resolve("tiny"));
     }
 
     /** The committed demo model: context 4,096, one token per character, no BOS. */
@@ -150,7 +143,7 @@ class PromptBoundsTest {
     private static Chat chat(String input) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int exit = withStdin(input, () -> Main.run(new String[] {"chat", "--model", tiny.toString(), "--max-new-tokens",
+        int exit = ChatCommandTest.withStdin(input, () -> Main.run(new String[] {"chat", "--model", tiny.toString(), "--max-new-tokens",
                 "8", "--device", "cpu"}, new RunnerEnvironment(ONE_THREAD, Optional.empty()), new PrintWriter(out, true),
                 new PrintWriter(err, true)));
         return new Chat(exit, out.toString(), err.toString());
@@ -224,15 +217,5 @@ class PromptBoundsTest {
             out.add(ids.get(i).asInt());
         }
         return out;
-    }
-
-    private static int withStdin(String input, java.util.function.IntSupplier body) {
-        InputStream original = System.in;
-        System.setIn(new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8)));
-        try {
-            return body.getAsInt();
-        } finally {
-            System.setIn(original);
-        }
     }
 }
