@@ -22,7 +22,7 @@ class StudyCacheTest {
     @TempDir
     Path temp;
 
-    private static final Abliterator.PromptGroup SET = new Abliterator.PromptGroup(List.of("a", "b"), Optional.of("Be kind."));
+    private static final Abliterator.PromptGroup SET = new Abliterator.PromptGroup("bad-prompts", List.of("a", "b"), Optional.of("Be kind."));
 
     private Path model() throws Exception {
         Path dir = Files.createDirectories(temp.resolve("model"));
@@ -63,7 +63,7 @@ class StudyCacheTest {
         computation.put("threads", 2);
         assertTrue(StudyCache.in(temp).lookup(new StudyCache.Key(inputs, computation)).isEmpty());
         computation.put("threads", 1);
-        Abliterator.PromptGroup other = new Abliterator.PromptGroup(List.of("a", "c"), SET.systemPrompt());
+        Abliterator.PromptGroup other = new Abliterator.PromptGroup("bad-prompts", List.of("a", "c"), SET.systemPrompt());
         assertTrue(StudyCache.in(temp).lookup(new StudyCache.Key(StudyCache.Inputs.of(model, prompts(other), Map.of()), computation)).isEmpty());
         assertTrue(StudyCache.in(temp).lookup(new StudyCache.Key(inputs, computation)).isPresent());
     }
@@ -74,11 +74,11 @@ class StudyCacheTest {
         StudyCache.Inputs before = StudyCache.Inputs.of(model, prompts(SET), Map.of());
         assertEquals(Optional.empty(), before.difference(StudyCache.Inputs.of(model, prompts(SET), before.modelFiles())));
 
-        Abliterator.PromptGroup otherSystem = new Abliterator.PromptGroup(SET.texts(), Optional.of("Be brief."));
+        Abliterator.PromptGroup otherSystem = new Abliterator.PromptGroup("bad-prompts", SET.texts(), Optional.of("Be brief."));
         assertEquals(Optional.of("other prompts (the bad_prompts set changed)"),
                 before.difference(StudyCache.Inputs.of(model, prompts(otherSystem), Map.of())));
         // Texts that join to the same string are still other prompts.
-        Abliterator.PromptGroup joined = new Abliterator.PromptGroup(List.of("ab"), SET.systemPrompt());
+        Abliterator.PromptGroup joined = new Abliterator.PromptGroup("bad-prompts", List.of("ab"), SET.systemPrompt());
         assertTrue(before.difference(StudyCache.Inputs.of(model, prompts(joined), Map.of())).isPresent());
 
         Files.write(model.resolve("model.safetensors"), new byte[] {1, 2, 3, 5});
