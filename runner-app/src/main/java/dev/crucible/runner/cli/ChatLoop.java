@@ -25,6 +25,14 @@ final class ChatLoop {
     /** Tokens per reply at most, unless the chat command is told otherwise. */
     static final int MAX_NEW_TOKENS = 512;
 
+    /**
+     * Tokens per reply for a chat nobody gave {@code --max-new-tokens} to (the abliteration menu's): the default,
+     * or half the model's context when that is less, so a small model's conversation still has room.
+     */
+    static int replyTokens(ModelSession session) {
+        return (int) Math.min(MAX_NEW_TOKENS, session.config().contextLength() / 2);
+    }
+
     private final ModelSession session;
     private final String system;
     private final int maxNewTokens;

@@ -66,7 +66,7 @@ final class MenuActions implements TrialMenu.Actions {
         log.println("chat with trial " + trial.number() + ": /reset clears the history, /exit or end of input goes back");
         // The system prompt the study's prompts were rendered with, so the chat sees the model the scores describe.
         String system = settings.systemPrompt().isEmpty() ? null : settings.systemPrompt();
-        new ChatLoop(session, system, ChatLoop.MAX_NEW_TOKENS).run(terminal::readLine, out, log);
+        new ChatLoop(session, system, ChatLoop.replyTokens(session)).run(terminal::readLine, out, log);
     }
 
     @Override

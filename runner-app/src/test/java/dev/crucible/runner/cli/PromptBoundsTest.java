@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.crucible.runner.Main;
 import dev.crucible.runner.RunnerEnvironment;
+import dev.crucible.runner.study.StudyJournal;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -168,7 +169,8 @@ class PromptBoundsTest {
                         bad.toString()).toArray(String[]::new)),
                 "prompt 3 of bad-prompts is 357 tokens; with --max-response-length 4 that exceeds the model's context"
                         + " of 256 tokens (use --truncate-prompts left|right to cut it)");
-        assertFalse(Files.exists(temp.resolve("study-refused")), "refused before the study was started");
+        assertFalse(Files.exists(temp.resolve("study-refused").resolve(StudyJournal.FILE_NAME)),
+                "refused before the study's first trial");
 
         RunnerCli cut = RunnerCli.run(ONE_THREAD, abliterate(temp.resolve("study-cut"), "--bad-prompts", bad.toString(),
                 "--truncate-prompts", "left").toArray(String[]::new));
