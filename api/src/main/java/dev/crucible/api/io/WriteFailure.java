@@ -48,11 +48,13 @@ public final class WriteFailure extends UserInputException {
 
     private final Path path;
     private final Cause cause;
+    private final String detail;
 
     private WriteFailure(Path path, Cause cause, String detail, IOException exception) {
         super("cannot write " + path + ": " + cause.text + "; " + detail, exception);
         this.path = path;
         this.cause = cause;
+        this.detail = detail;
     }
 
     /**
@@ -67,6 +69,11 @@ public final class WriteFailure extends UserInputException {
     /** The path the failure names. */
     public Path path() {
         return path;
+    }
+
+    /** The same failure with what it means for the user's work, e.g. what is kept and how to go on. */
+    public WriteFailure with(String consequence) {
+        return new WriteFailure(path, cause, detail + "; " + consequence, (IOException) getCause());
     }
 
     /** True when the file system ran out of space (or quota): the case where the size needed is worth saying. */

@@ -515,7 +515,8 @@ public final class AbliterateCommand implements Callable<Integer> {
             ModelExporter.exportMerged(session, dir, settings.maxShardSize(), force,
                     modelCard(session, chosen, settings, baselines, objectives), reproduction::writeInto);
         }
-        log.println("exported " + dir + " (README.md describes the model; reproduce.json records settings, scores and SHA-256 of every file)");
+        log.println("exported " + dir + " (" + (adapter ? "" : "README.md describes the model; ")
+                + "reproduce.json records settings, scores and SHA-256 of every file)");
     }
 
     /** The export's README.md: what was done to which base, with which parameters, and what it scored. */
@@ -542,8 +543,8 @@ public final class AbliterateCommand implements Callable<Integer> {
         List<String> arguments = spec.commandLine().getParseResult().originalArgs();
         return new ModelCard(session.location(), "`" + base + "` with its refusals abliterated by Crucible (trial " + chosen.number() + ").",
                 method, parameters, scores, ModelCard.commandLine("runner", arguments),
-                "`" + Reproduction.FILE_NAME + "` records every setting, the scores, the environment and the SHA-256 of "
-                        + "every file; the same command on the same machine writes the same weights.",
+                "`" + Reproduction.FILE_NAME + "` records every setting (the seed too), the scores, the environment and the "
+                        + "SHA-256 of every file: a study with those settings on the same machine writes the same weights.",
                 List.of("abliterated"));
     }
 

@@ -23,7 +23,7 @@ import java.util.stream.Stream;
  * results) would be false for the new model and are left behind; the export's own model card lists them.
  * Weights are never copied: the writer writes its own.
  */
-public record BaseFiles(Path folder, List<Path> copied, List<String> dropped, long weightBytes) {
+public record BaseFiles(Path folder, List<Path> copied, List<String> dropped, long weightBytes, int tensors) {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -39,8 +39,10 @@ public record BaseFiles(Path folder, List<Path> copied, List<String> dropped, lo
 
     private static final Pattern WEIGHTS = Pattern.compile(".+\\.safetensors|model\\.safetensors\\.index\\.json");
 
-    /** Room for the files an export adds (model card, reproduce.json) and the safetensors headers it rewrites. */
-    private static final long ADDED_FILES_BYTES = 1L << 20;
+    /** Room for the files an export adds (model card, reproduce.json) ... */
+    private static final long ADDED_FILES_BYTES = 64 << 10;
+    /** ... and per tensor, its entry in the safetensors header, the shard index and the card's tables. */
+    private static final long BYTES_PER_TENSOR = 256;
 
     public BaseFiles {
         copied = List.copyOf(copied);
@@ -67,12 +69,14 @@ public record BaseFiles(Path folder, List<Path> copied, List<String> dropped, lo
             throw new UserInputException("cannot read the model folder " + modelDir + ": " + e.getMessage(), e);
         }
         long weights = 0;
+        int tensors;
         try (Checkpoint checkpoint = Checkpoint.open(modelDir)) {
             for (String name : checkpoint.names()) {
                 weights += checkpoint.info(name).byteLength();
             }
+            tensors = checkpoint.names().size();
         }
-        return new BaseFiles(modelDir, copied, dropped, weights);
+        return new BaseFiles(modelDir, copied, dropped, weights, tensors);
     }
 
     static boolean isLicence(String name) {
@@ -81,7 +85,7 @@ public record BaseFiles(Path folder, List<Path> copied, List<String> dropped, lo
 
     /** What a folder with the base's tensors, these files and an export's own additions takes on disk. */
     public long exportBytes() {
-        long total = weightBytes + ADDED_FILES_BYTES;
+        long total = weightBytes + ADDED_FILES_BYTES + BYTES_PER_TENSOR * tensors;
         for (Path file : copied) {
             try {
                 total += Files.size(file);

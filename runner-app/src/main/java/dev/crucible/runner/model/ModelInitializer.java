@@ -28,7 +28,7 @@ public final class ModelInitializer {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     private static final long MAX_SHARD_BYTES = 2L << 30;
     /** Headers, config and tokenizer files. */
-    private static final long SMALL_FILES_BYTES = 1L << 20;
+    private static final long SMALL_FILES_BYTES = 64 << 10;
 
     /** The shape and numerics of the model to make. */
     public record Spec(Architecture architecture, int hiddenSize, int numLayers, int numHeads, int numKvHeads,

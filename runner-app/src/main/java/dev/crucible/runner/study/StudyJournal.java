@@ -247,8 +247,11 @@ public final class StudyJournal implements Closeable {
         try {
             writeLine(channel, codec.line(codec.trial(trial, header.objectives())), sync);
         } catch (IOException e) {
-            // A full disk or a failing device: one line naming the journal (the trials before this one are safe).
-            throw WriteFailure.of(file, e);
+            // A full disk or a failing device: one line naming the journal, and what is safe.
+            RuntimeException failure = WriteFailure.of(file, e);
+            throw failure instanceof WriteFailure machine
+                    ? machine.with("the " + trials.size() + " trials journaled before it are kept, and the same command"
+                            + " continues the study") : failure;
         }
         trials.add(trial);
         trials.sort(Comparator.comparingInt(FrozenTrial::number));

@@ -283,6 +283,30 @@ class StudyJournalTest {
         }
     }
 
+    /** A disk that fills up during the study (simulated where the force reports it, as fsync can): one line, the trials before kept. */
+    @Test
+    void aFullDiskWhileJournalingIsOneLineThatSaysWhatIsKept() throws IOException {
+        int[] forces = {0};
+        StudyJournal.Sync fillsUp = channel -> {
+            if (++forces[0] == 4) {
+                throw new IOException("No space left on device");
+            }
+            StudyJournal.FSYNC.force(channel);
+        };
+        try (StudyJournal journal = StudyJournal.open(dir, HEADER, OnExisting.EXIT, Clock.systemUTC(), fillsUp)) {
+            Study study = newStudy(journal);
+            runTrials(study, journal, 2);
+            Trial trial = study.ask();
+            FrozenTrial third = study.tell(trial, evaluate(trial));
+            dev.crucible.api.io.WriteFailure e = assertThrows(dev.crucible.api.io.WriteFailure.class, () -> journal.append(third));
+            assertTrue(e.getMessage().startsWith("cannot write " + journalFile() + ": no space left on device; "), e.getMessage());
+            assertTrue(e.getMessage().endsWith("; the 2 trials journaled before it are kept, and the same command continues the study"),
+                    e.getMessage());
+        }
+        // The line whose force failed may or may not have reached the disk; the ones before it did.
+        assertEquals(List.of(0, 1), StudyJournal.read(dir).trials().stream().map(FrozenTrial::number).limit(2).toList());
+    }
+
     @Test
     void aSecondOpenWhileTheFirstIsActiveIsRefused() throws IOException {
         try (StudyJournal journal = StudyJournal.open(dir, HEADER, OnExisting.EXIT)) {
