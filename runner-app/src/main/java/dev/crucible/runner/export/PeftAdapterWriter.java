@@ -22,7 +22,7 @@ import java.util.Map;
 public final class PeftAdapterWriter {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     /** The header, adapter_config.json and what callers add (tokenizer files, metadata). */
-    private static final long SMALL_FILES_BYTES = 64 << 10;
+    private static final long SMALL_FILES_BYTES = 1L << 20;
 
     /**
      * What adapter_config.json says besides the modules.
