@@ -12,6 +12,7 @@ import sys
 devices = int(sys.argv[1])
 os.environ["JAX_PLATFORMS"] = "cpu"
 os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+os.environ["JAX_ENABLE_X64"] = "1"  # or device_put narrows our int64 arrays to int32
 
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402

@@ -32,11 +32,21 @@ public record TensorSpec(String name, DType dtype, long[] shape) {
 
     /** As StableHLO spells the type: {@code tensor<4x16xf32>}. */
     public String mlirType() {
+        return mlirType(dtype, shape);
+    }
+
+    /** StableHLO's spelling of a tensor type: {@code tensor<4x16xf32>}, {@code tensor<i64>} for a scalar. */
+    public static String mlirType(DType dtype, long[] shape) {
         StringBuilder type = new StringBuilder("tensor<");
         for (long dim : shape) {
             type.append(dim).append('x');
         }
-        return type.append(switch (dtype) {
+        return type.append(mlirElementType(dtype)).append('>').toString();
+    }
+
+    /** StableHLO's element type: {@code f32}, {@code bf16}, {@code i64}, {@code ui8}, {@code i1} (bool). */
+    public static String mlirElementType(DType dtype) {
+        return switch (dtype) {
             case F32 -> "f32";
             case F16 -> "f16";
             case BF16 -> "bf16";
@@ -45,7 +55,7 @@ public record TensorSpec(String name, DType dtype, long[] shape) {
             case I8 -> "i8";
             case U8 -> "ui8";
             case BOOL -> "i1";
-        }).append('>').toString();
+        };
     }
 
     @Override
