@@ -23,6 +23,19 @@ public interface XlaExecutor extends AutoCloseable {
 
     CompiledProgram compile(Program program);
 
+    /**
+     * Whether programs run and arrays hold values. A compile-only executor ({@link CompileOnlyExecutor}) answers
+     * false: its arrays are shapes, its executions produce shapes, and reads give zeros.
+     */
+    default boolean computes() {
+        return true;
+    }
+
+    /** An array of {@code dtype} and {@code shape} that holds no values: only a compile-only executor has them. */
+    default DeviceArray placeholder(dev.crucible.api.model.DType dtype, long[] shape, int device) {
+        throw new UnsupportedOperationException("the " + platform() + " runtime keeps no arrays without values");
+    }
+
     /** Copies {@code tensor} to device {@code device} (an index below {@link #deviceCount()}). */
     DeviceArray upload(HostTensor tensor, int device);
 

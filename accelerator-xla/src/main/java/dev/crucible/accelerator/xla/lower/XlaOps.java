@@ -111,11 +111,21 @@ public final class XlaOps implements TensorOps, AutoCloseable {
     public synchronized Tensor place(HostTensor host, DType dtype, Layout layout) {
         XlaTensor tensor = create(dtype, host.shape());
         tensor.name = host.name();
-        try (Arena arena = Arena.ofConfined()) {
-            onDevice.add(tensor);
-            tensor.device = upload(convert(host, dtype, bytes -> arena.allocate(Math.max(1, bytes), 8)
-                    .asSlice(0, bytes)), layout);
+        if (!executor.computes()) {
+            // Lowering only: the weights' values are never read, so a large model lowers without touching them.
+            List<DeviceArray> shards = new ArrayList<>();
+            long[] shape = layout.deviceShape(host.shape(), sharding.partitions());
+            for (int d = 0; d < sharding.partitions(); d++) {
+                shards.add(executor.placeholder(dtype, shape, d));
+            }
+            tensor.device = new XlaTensor.Placed(shards, layout);
+        } else {
+            try (Arena arena = Arena.ofConfined()) {
+                tensor.device = upload(convert(host, dtype, bytes -> arena.allocate(Math.max(1, bytes), 8)
+                        .asSlice(0, bytes)), layout);
+            }
         }
+        onDevice.add(tensor);
         return tensor;
     }
 
@@ -186,6 +196,7 @@ public final class XlaOps implements TensorOps, AutoCloseable {
         tensor.inputs = inputs;
         for (XlaTensor input : inputs) {
             input.referrers++;
+            input.consumed = true;
         }
         aliveLazy.add(tensor);
         return tensor;
@@ -550,7 +561,7 @@ public final class XlaOps implements TensorOps, AutoCloseable {
     /**
      * What a read of {@code target} runs: the target; the state retained while it was traced (the cache a step
      * wrote, which must not pile up into the next step's graph); and the values it leaves behind for later reads
-     * (its direct inputs and the step's unused results), so that a second read of the same step does not trace it
+     * (its direct inputs and the step's results nothing consumed), so that a second read of the same step does not trace it
      * again. Zeros stay symbolic: they cost nothing until a program uses them.
      */
     private List<XlaTensor> readSet(XlaTensor target) {
@@ -563,7 +574,7 @@ public final class XlaOps implements TensorOps, AutoCloseable {
         }
         set.addAll(retainedLazy);
         for (XlaTensor alive : aliveLazy) {
-            if (alive.referrers == 0) {
+            if (!alive.consumed) {
                 set.add(alive);
             }
         }

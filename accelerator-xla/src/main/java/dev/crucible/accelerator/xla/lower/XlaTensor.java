@@ -33,6 +33,8 @@ public final class XlaTensor implements Tensor {
     boolean scopeOwned;
     /** Lazy nodes that read this one. */
     int referrers;
+    /** Whether any node ever read this one (a value nobody consumed is one a caller may still read). */
+    boolean consumed;
     /** Why it is gone (freed, donated), or null while it can be used. */
     String gone;
 
