@@ -6,6 +6,9 @@ import dev.crucible.accelerator.xla.pjrt.PjrtPlugin;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.BackendEnvironment;
 import dev.crucible.api.backend.HardwareBackend;
+import dev.crucible.api.backend.LoweringReport;
+import dev.crucible.api.backend.LoweringRequest;
+import dev.crucible.api.backend.ProgramLowering;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.model.DType;
@@ -26,8 +29,10 @@ import java.util.stream.Collectors;
  * lowering of the model definition arrives with the XLA compute issue, so a found plugin is still reported as
  * unavailable for running models, which keeps {@code --device auto} on a backend that runs.
  */
-public class XlaBackend implements HardwareBackend<BackendEnvironment, DeviceModel> {
+public class XlaBackend implements HardwareBackend<BackendEnvironment, DeviceModel>, ProgramLowering {
     static final String ID = "xla";
+    private static final Map<String, String> CHIPLESS_TPU_ENVIRONMENT = Map.of("TPU_SKIP_MDS_QUERY", "1",
+            "TPU_ACCELERATOR_TYPE", "v2-8", "TPU_WORKER_HOSTNAMES", "localhost");
 
     private final PjrtPluginLocator locator;
     private final Map<String, String> env;
@@ -109,7 +114,9 @@ public class XlaBackend implements HardwareBackend<BackendEnvironment, DeviceMod
             throw new UserInputException("no PJRT plugin to load: " + probe.reason());
         }
         boolean chipless = "tpu".equals(probe.details().get("platform")) && !probe.details().containsKey("tpu_chips");
-        return PjrtPlugin.load(Path.of(library), chipless ? Map.of("TPU_SKIP_MDS_QUERY", "1") : Map.of());
+        // Without a chip libtpu has no metadata to read its accelerator and workers from and says so on stderr,
+        // over every runner lower; v2-8 on this host is what its default topology describes anyway.
+        return PjrtPlugin.load(Path.of(library), chipless ? CHIPLESS_TPU_ENVIRONMENT : Map.of());
     }
 
     private static boolean isTpu(PjrtPluginLocator.Plugin plugin, List<PjrtPluginLocator.TpuChip> chips) {
@@ -131,6 +138,12 @@ public class XlaBackend implements HardwareBackend<BackendEnvironment, DeviceMod
     public DType chooseDtype(DType checkpointDtype) {
         // TPUs compute in bf16; f32 weights are narrowed there (the lesson of the torch_xla runs).
         return DType.BF16;
+    }
+
+    /** {@code runner lower}: see {@link XlaLowering}. */
+    @Override
+    public LoweringReport lower(LoweringRequest request, Probe probe) {
+        return XlaLowering.lower(request, probe);
     }
 
     @Override

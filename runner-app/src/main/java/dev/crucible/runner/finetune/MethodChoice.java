@@ -66,7 +66,7 @@ public record MethodChoice(TrainingMethod method, String reason) {
     }
 
     /** Bytes for people: 1.5 GiB, 800 MiB. */
-    static String size(long bytes) {
+    public static String size(long bytes) {
         if (bytes >= 1L << 30) {
             return String.format(Locale.ROOT, "%.1f GiB", bytes / (double) (1L << 30));
         }

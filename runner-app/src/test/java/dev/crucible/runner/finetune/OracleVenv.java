@@ -13,11 +13,11 @@ import org.junit.jupiter.api.Assumptions;
  * accelerator-xla tests use the same venv through their own copy of this lookup, test trees not being shared
  * between modules). Skips the calling test, with the script's reason, where the venv cannot be made.
  */
-final class OracleVenv {
+public final class OracleVenv {
     private OracleVenv() {
     }
 
-    static synchronized Path python() {
+    public static synchronized Path python() {
         Path root = Path.of(System.getProperty("crucible.repo.root", "..")).toAbsolutePath().normalize();
         Path script = root.resolve("scripts/oracle-venv.sh");
         try {

@@ -32,6 +32,11 @@ public final class TopologyCompiler implements AutoCloseable {
         return topology.platformName();
     }
 
+    /** The kind of its devices, e.g. {@code TPU v4}. */
+    public String deviceKind() {
+        return topology.devices().getFirst().kind();
+    }
+
     public int deviceCount() {
         return topology.devices().size();
     }

@@ -94,7 +94,7 @@ public final class XlaOps implements TensorOps, AutoCloseable {
         return executions;
     }
 
-    /** Sees every program before it runs (what {@code runner lower} writes out). */
+    /** Sees every program once it compiled, before it runs (what {@code runner lower} writes out). */
     public synchronized void observe(Consumer<LoweredProgram> observer) {
         observers.add(observer);
     }
@@ -638,19 +638,21 @@ public final class XlaOps implements TensorOps, AutoCloseable {
 
     private CompiledProgram compile(LoweredProgram lowered, Graph graph, List<Layout> argumentLayouts,
                                     List<Layout> resultLayouts, Map<Integer, Integer> donations) {
-        observers.forEach(observer -> observer.accept(lowered));
+        CompiledProgram compiled;
         try {
-            return programs.get(lowered.program());
+            compiled = programs.get(lowered.program());
         } catch (RuntimeException e) {
             if (sharding.partitioner() != CompileOptions.Partitioner.SHARDY) {
                 throw e;
             }
             // Plugins built before Shardy reject its annotations; GSPMD's express the same split.
             sharding = sharding.withPartitioner(CompileOptions.Partitioner.GSPMD);
-            LoweredProgram gspmd = lower(graph, argumentLayouts, resultLayouts, donations);
-            observers.forEach(observer -> observer.accept(gspmd));
-            return programs.get(gspmd.program());
+            lowered = lower(graph, argumentLayouts, resultLayouts, donations);
+            compiled = programs.get(lowered.program());
         }
+        LoweredProgram ran = lowered;
+        observers.forEach(observer -> observer.accept(ran));
+        return compiled;
     }
 
     private Layout resultLayout(XlaTensor result) {

@@ -14,6 +14,7 @@ import dev.crucible.api.model.Generation;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ModelRunner;
 import dev.crucible.api.model.PlacedModel;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
@@ -24,7 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The one model definition, traced into StableHLO and run on real XLA (jaxlib's CPU client), against the fixtures'
  * third-party goldens in float32: greedy ids exactly over the whole decode loop, first-step logits and residual norms
- * within the fixtures' tolerances.
+ * within the fixtures' tolerances, every case in one left-padded batch.
  */
 class TransformerOnXlaTest {
     private static JaxCpuExecutor executor;
@@ -49,10 +50,16 @@ class TransformerOnXlaTest {
              Checkpoint checkpoint = Checkpoint.open(fixture.directory());
              PlacedModel model = PlacedModel.place(fixture.config(), checkpoint, new XlaPlacement(ops, DType.F32));
              ModelRunner runner = new ModelRunner(ops, model, true)) {
-            for (GoldenFixture.Case golden : fixture.cases()) {
+            // All cases in one left-padded batch (padding must not change a row), so each program compiles once.
+            int cases = fixture.cases().size();
+            List<Activations> forward = runner.forward(new ForwardRequest(fixture.prompts(), cases), cases).prompts();
+            int longest = fixture.cases().stream().mapToInt(GoldenFixture.Case::maxNewTokens).max().orElseThrow();
+            List<Generation> generations = runner.decode(new DecodeRequest(fixture.prompts(), longest, Set.of(),
+                    DecodeRequest.defaultPadToken(fixture.config()), cases), cases).generations();
+            for (int i = 0; i < cases; i++) {
+                GoldenFixture.Case golden = fixture.cases().get(i);
                 String where = name + "/" + golden.name();
-                Activations activations = runner.forward(new ForwardRequest(List.of(golden.promptIds()), 1), 1)
-                        .prompts().getFirst();
+                Activations activations = forward.get(i);
                 assertClose(golden.firstStepLogits(), activations.logits(), fixture.logitsTolerance(), where);
                 assertRelative(golden.embeddingNorm(), norm(activations.residual(0)), fixture.normTolerance(), where);
                 for (int layer = 0; layer < golden.afterLayerNorms().length; layer++) {
@@ -60,12 +67,9 @@ class TransformerOnXlaTest {
                             fixture.normTolerance(), where + " after layer " + layer);
                 }
                 assertRelative(golden.finalNormNorm(), norm(activations.finalNorm()), fixture.normTolerance(), where);
-
-                Generation generation = runner.decode(new DecodeRequest(List.of(golden.promptIds()),
-                        golden.maxNewTokens(), Set.of(), DecodeRequest.defaultPadToken(fixture.config()), 1), 1)
-                        .generations().getFirst();
-                assertArrayEquals(golden.generatedIds(), generation.tokens(), where);
-                assertClose(golden.firstStepLogits(), generation.firstStepLogits(), fixture.logitsTolerance(),
+                assertArrayEquals(golden.generatedIds(), Arrays.copyOf(generations.get(i).tokens(),
+                        golden.maxNewTokens()), where);
+                assertClose(golden.firstStepLogits(), generations.get(i).firstStepLogits(), fixture.logitsTolerance(),
                         where + " first step");
             }
             System.out.println(name + ": " + ops.programs().compiles().size() + " programs compiled, "
