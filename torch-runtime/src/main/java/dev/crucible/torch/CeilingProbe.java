@@ -1,7 +1,7 @@
 package dev.crucible.torch;
 
 import dev.crucible.api.backend.Ceilings;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.time.Duration;
 import java.util.Locale;
 import org.bytedeco.javacpp.PointerScope;

@@ -1,7 +1,7 @@
 package dev.crucible.torch;
 
 import dev.crucible.api.io.HostTensor;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.bytedeco.javacpp.Pointer;

@@ -2,13 +2,13 @@ package dev.crucible.torch;
 
 import dev.crucible.api.backend.Ceilings;
 import dev.crucible.api.backend.HardwareBackend;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ShardRequest;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.train.TrainingMethod;
 import dev.crucible.api.train.TrainingRequest;
 import dev.crucible.api.train.TrainingSession;

@@ -1,6 +1,6 @@
 package dev.crucible.torch;
 
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Comparison;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;

@@ -1,8 +1,8 @@
 package dev.crucible.torch;
 
 import dev.crucible.api.io.HostTensor;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.Placement;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import java.util.Objects;
 

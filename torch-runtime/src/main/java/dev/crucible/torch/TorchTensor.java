@@ -1,6 +1,6 @@
 package dev.crucible.torch;
 
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;

@@ -1,6 +1,6 @@
 package dev.crucible.torch;
 
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /** DType and libtorch ScalarType, both ways. */

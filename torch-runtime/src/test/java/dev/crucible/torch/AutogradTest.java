@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.LoraLinear;
 import dev.crucible.api.model.ResidualHook;
 import dev.crucible.api.model.RotaryEmbedding;
@@ -13,6 +12,7 @@ import dev.crucible.api.model.Step;
 import dev.crucible.api.model.Transformer;
 import dev.crucible.api.model.TransformerWeights;
 import dev.crucible.api.model.WeightSource;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorScope;
 import java.util.Random;

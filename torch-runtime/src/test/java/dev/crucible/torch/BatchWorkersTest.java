@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.model.Activations;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.Generation;
 import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.tensor.DType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;

@@ -7,13 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.model.Activations;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.Generation;
+import dev.crucible.api.tensor.DType;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;

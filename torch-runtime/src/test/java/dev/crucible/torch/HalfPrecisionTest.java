@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.model.Activations;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ForwardRequest;
+import dev.crucible.api.tensor.DType;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 

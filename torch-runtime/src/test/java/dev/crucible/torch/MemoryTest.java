@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ForwardRequest;
+import dev.crucible.api.tensor.DType;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,10 +3,10 @@ package dev.crucible.torch;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.crucible.api.model.DType;
 import dev.crucible.api.quant.Nf4Codec;
 import dev.crucible.api.quant.QuantizedHostTensor;
 import dev.crucible.api.quant.WeightCodec;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorScope;

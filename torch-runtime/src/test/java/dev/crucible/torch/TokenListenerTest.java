@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.Generation;
+import dev.crucible.api.tensor.DType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.train.LoraSettings;
 import dev.crucible.api.train.OptimizerSettings;
 import dev.crucible.api.train.TrainingMethod;

@@ -5,8 +5,8 @@ import dev.crucible.api.backend.BackendEnvironment;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.DeviceModel;
+import dev.crucible.api.tensor.DType;
 import java.util.Locale;
 
 /**

@@ -11,7 +11,7 @@ import dev.crucible.api.backend.LoweringRequest;
 import dev.crucible.api.backend.ProgramLowering;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.DeviceModel;
 import java.nio.file.Path;
 import java.util.ArrayList;

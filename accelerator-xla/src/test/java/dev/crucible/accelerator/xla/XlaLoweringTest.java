@@ -8,7 +8,7 @@ import dev.crucible.api.backend.LoweringReport;
 import dev.crucible.api.backend.LoweringRequest;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,6 @@
 package dev.crucible.api.backend;
 
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.util.Objects;
 
 /**

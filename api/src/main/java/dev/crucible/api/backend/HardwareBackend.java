@@ -1,7 +1,6 @@
 package dev.crucible.api.backend;
 
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.DeviceModel;
@@ -9,6 +8,7 @@ import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.MergedWeights;
 import dev.crucible.api.model.ShardRequest;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.train.TrainingMethod;
 import dev.crucible.api.train.TrainingRequest;
 import dev.crucible.api.train.TrainingSession;

@@ -1,8 +1,8 @@
 package dev.crucible.api.backend;
 
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.tensor.DType;
 import java.nio.file.Path;
 import java.util.Objects;
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.tensor.DType;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

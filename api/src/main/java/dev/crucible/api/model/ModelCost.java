@@ -1,5 +1,7 @@
 package dev.crucible.api.model;
 
+import dev.crucible.api.tensor.DType;
+
 
 /**
  * What one forward step of a decoder costs, counted from its config: bytes of weights that must stream from memory

@@ -1,6 +1,7 @@
 package dev.crucible.api.model;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
 import dev.crucible.api.tensor.TensorScope;

@@ -5,6 +5,7 @@ import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.HostTensor;
 import dev.crucible.api.quant.QuantizedHostTensor;
 import dev.crucible.api.quant.WeightCodec;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;

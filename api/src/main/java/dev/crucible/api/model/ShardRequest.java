@@ -1,6 +1,7 @@
 package dev.crucible.api.model;
 
 import dev.crucible.api.io.Checkpoint;
+import dev.crucible.api.tensor.DType;
 import java.util.Objects;
 
 /**

@@ -3,6 +3,7 @@ package dev.crucible.api.model;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.TensorInfo;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
 import java.util.ArrayList;

@@ -1,7 +1,5 @@
 package dev.crucible.api.tensor;
 
-import dev.crucible.api.model.DType;
-
 /**
  * A handle to a value owned by a {@link TensorOps} implementation: device memory for an eager backend, a node of a
  * program for a tracing one. Handles say what they are (shape, dtype) but never what they hold; reading values

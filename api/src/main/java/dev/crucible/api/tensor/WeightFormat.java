@@ -1,6 +1,5 @@
 package dev.crucible.api.tensor;
 
-import dev.crucible.api.model.DType;
 import java.util.Objects;
 
 /**

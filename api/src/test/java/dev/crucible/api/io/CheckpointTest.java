@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

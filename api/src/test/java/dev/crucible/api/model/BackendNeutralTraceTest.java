@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.io.Checkpoint;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.RecordingOps;
 import dev.crucible.api.tensor.Tensor;
 import java.util.ArrayList;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.tensor.DType;
 import java.util.List;
 import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;

@@ -2,6 +2,7 @@ package dev.crucible.api.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.crucible.api.tensor.DType;
 import org.junit.jupiter.api.Test;
 
 class ModelCostTest {

@@ -8,6 +8,7 @@ import dev.crucible.api.tensor.TensorOps;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Assumptions;
+import dev.crucible.api.tensor.DType;
 
 /** Fixture folders and models placed as shapes only, for tests that need no numbers. */
 final class ModelFixtures {

@@ -1,6 +1,5 @@
 package dev.crucible.api.tensor;
 
-import dev.crucible.api.model.DType;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

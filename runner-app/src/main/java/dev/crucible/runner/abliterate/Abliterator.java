@@ -3,7 +3,7 @@ package dev.crucible.runner.abliterate;
 import dev.crucible.runner.abliterate.config.RowNormalization;
 import dev.crucible.api.io.HostTensor;
 import dev.crucible.api.model.Activations;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.LinearModule;

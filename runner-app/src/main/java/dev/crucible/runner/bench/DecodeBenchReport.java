@@ -1,7 +1,7 @@
 package dev.crucible.runner.bench;
 
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.ModelCost;
+import dev.crucible.api.tensor.DType;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

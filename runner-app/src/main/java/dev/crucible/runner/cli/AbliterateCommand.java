@@ -19,7 +19,7 @@ import dev.crucible.runner.abliterate.config.AbliterationSettings;
 import dev.crucible.runner.abliterate.config.ScorerSpec;
 import dev.crucible.runner.abliterate.config.Setting;
 import dev.crucible.runner.abliterate.config.SettingsLoader;
-import dev.crucible.api.hub.ModelLocator;
+import dev.crucible.huggingface.hub.ModelLocator;
 import dev.crucible.api.io.OutputLocation;
 import dev.crucible.api.io.WriteFailure;
 import dev.crucible.runner.export.BaseFiles;

@@ -2,7 +2,7 @@ package dev.crucible.runner.cli;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
-import dev.crucible.api.hub.ModelLocator;
+import dev.crucible.huggingface.hub.ModelLocator;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.session.ModelSession;
 import java.util.OptionalInt;

@@ -2,7 +2,7 @@ package dev.crucible.runner.cli;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.model.Architecture;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.runner.model.CharTokenizerFiles;
 import dev.crucible.runner.model.ModelInitializer;
 import java.io.PrintWriter;

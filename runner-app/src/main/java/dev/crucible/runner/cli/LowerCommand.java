@@ -10,7 +10,7 @@ import dev.crucible.api.backend.LoweringRequest;
 import dev.crucible.api.backend.ProgramLowering;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.StagedFolder;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.backends.ProbedBackend;

@@ -5,7 +5,7 @@ import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.UserInputException;
 import dev.crucible.runner.Host;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.crucible.api.hub.ModelLocator;
+import dev.crucible.huggingface.hub.ModelLocator;
 import dev.crucible.api.io.OutputLocation;
 import dev.crucible.runner.export.BaseFiles;
 import dev.crucible.runner.export.ModelCard;

@@ -1,8 +1,8 @@
 package dev.crucible.runner.export;
 
-import dev.crucible.api.hub.ModelLocator;
-import dev.crucible.api.hub.ModelSpec;
 import dev.crucible.api.io.AtomicFiles;
+import dev.crucible.huggingface.hub.ModelLocator;
+import dev.crucible.huggingface.hub.ModelSpec;
 import dev.crucible.runner.cli.VersionProvider;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

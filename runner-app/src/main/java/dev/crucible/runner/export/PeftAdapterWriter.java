@@ -2,11 +2,11 @@ package dev.crucible.runner.export;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import dev.crucible.api.hub.ModelLocator;
 import dev.crucible.api.io.SafetensorsWriter;
 import dev.crucible.api.io.StagedFolder;
 import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.LoraFactors;
+import dev.crucible.huggingface.hub.ModelLocator;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -7,7 +7,7 @@ import dev.crucible.api.io.SafetensorsWriter;
 import dev.crucible.api.io.StagedFolder;
 import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.Architecture;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

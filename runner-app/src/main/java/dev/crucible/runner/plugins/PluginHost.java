@@ -40,7 +40,11 @@ import org.pf4j.PluginWrapper;
  * the first one found (classpath before plugins folder, plugins in file-name order) and report the rest.
  */
 public final class PluginHost implements AutoCloseable {
-    /** Packages a plugin must always take from the host, never from its own jar: they define class identity. */
+    /**
+     * Packages a plugin must always take from the host, never from its own jar: they define class identity. The
+     * plugin contract is {@code api} alone; the runner's own modules (the huggingface module's chat templates and
+     * Hub client, the CLI) are not part of it and are not listed here.
+     */
     private static final List<String> SHARED_PACKAGES = List.of(
             "dev.crucible.api.", "org.bytedeco.", "dev.crucible.torch.", "org.slf4j.");
 

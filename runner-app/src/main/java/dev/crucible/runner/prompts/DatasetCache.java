@@ -1,7 +1,7 @@
 package dev.crucible.runner.prompts;
 
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.hub.HubEnvironment;
+import dev.crucible.huggingface.hub.HubEnvironment;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

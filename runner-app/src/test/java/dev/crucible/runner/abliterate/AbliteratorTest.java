@@ -17,7 +17,7 @@ import dev.crucible.runner.Host;
 import dev.crucible.runner.RunnerEnvironment;
 import dev.crucible.runner.model.ModelInitializer;
 import dev.crucible.api.model.Architecture;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.runner.session.ModelSession;
 import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.FrozenTrial;

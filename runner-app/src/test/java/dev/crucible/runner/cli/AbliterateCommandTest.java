@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.crucible.api.model.Architecture;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.runner.abliterate.StudyCache;
 import dev.crucible.runner.export.FileHashes;
 import dev.crucible.runner.model.ModelInitializer;

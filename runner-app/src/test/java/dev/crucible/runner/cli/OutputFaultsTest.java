@@ -11,7 +11,7 @@ import dev.crucible.api.io.OutputLocation;
 import dev.crucible.api.io.SafetensorsWriter;
 import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.Architecture;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.runner.Mounts;
 import dev.crucible.runner.export.FileHashes;
 import dev.crucible.runner.model.ModelInitializer;

@@ -3,10 +3,10 @@ package dev.crucible.runner.export;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.crucible.api.hub.ModelLocator;
-import dev.crucible.api.hub.ModelSpec;
 import dev.crucible.api.model.Architecture;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
+import dev.crucible.huggingface.hub.ModelLocator;
+import dev.crucible.huggingface.hub.ModelSpec;
 import dev.crucible.runner.model.ModelInitializer;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.template.ChatTemplate;
+import dev.crucible.huggingface.template.ChatTemplate;
 import dev.crucible.runner.model.CharTokenizerFiles;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.crucible.api.hub.HubCache;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.SafetensorsFile;
 import dev.crucible.api.io.TensorInfo;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
+import dev.crucible.huggingface.hub.HubCache;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

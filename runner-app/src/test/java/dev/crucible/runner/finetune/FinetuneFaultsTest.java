@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.train.TrainingMethod;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.Mounts;

@@ -1,7 +1,7 @@
 package dev.crucible.runner.finetune;
 
 import dev.crucible.api.model.Architecture;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.runner.model.CharTokenizerFiles;
 import dev.crucible.runner.model.ModelInitializer;
 import java.io.IOException;

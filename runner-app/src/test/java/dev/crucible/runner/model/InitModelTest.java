@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.model.Architecture;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.runner.Main;
 import dev.crucible.runner.RunnerEnvironment;
 import dev.crucible.runner.text.ModelTokenizer;

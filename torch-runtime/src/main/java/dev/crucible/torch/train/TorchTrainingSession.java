@@ -2,7 +2,6 @@ package dev.crucible.torch.train;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.HostTensor;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.LoraFactors;
@@ -13,6 +12,7 @@ import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.model.Placement;
 import dev.crucible.api.model.ResidualHook;
 import dev.crucible.api.model.Step;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
 import dev.crucible.api.tensor.TensorScope;

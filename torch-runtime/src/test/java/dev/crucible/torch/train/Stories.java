@@ -1,8 +1,8 @@
 package dev.crucible.torch.train;
 
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.train.LoraSettings;
 import dev.crucible.api.train.OptimizerSettings;
 import dev.crucible.api.train.TrainingBatch;

@@ -1,6 +1,6 @@
 package dev.crucible.accelerator.cpu.kernels;
 
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.WeightFormat;
 import dev.crucible.torch.HostKernels;
 import java.lang.foreign.Arena;

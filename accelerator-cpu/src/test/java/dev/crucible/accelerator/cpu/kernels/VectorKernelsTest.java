@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.crucible.api.model.DType;
 import dev.crucible.api.tensor.Comparison;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorScope;
 import dev.crucible.torch.TorchOps;

@@ -2,7 +2,7 @@ package dev.crucible.accelerator.cpu.kernels;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;

@@ -1,6 +1,6 @@
 package dev.crucible.accelerator.xla.exec;
 
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 
 /**
  * An array on one device of an {@link XlaExecutor}. Its holder closes it; an execution that donates it releases it

@@ -13,7 +13,7 @@ import dev.crucible.accelerator.xla.pjrt.PjrtLoadedExecutable;
 import dev.crucible.accelerator.xla.pjrt.PjrtPlugin;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.HostTensor;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.lang.foreign.Arena;
 import java.util.ArrayList;
 import java.util.List;

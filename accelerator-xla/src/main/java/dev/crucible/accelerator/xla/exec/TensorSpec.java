@@ -1,6 +1,6 @@
 package dev.crucible.accelerator.xla.exec;
 
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.util.Arrays;
 import java.util.Objects;
 

@@ -32,7 +32,7 @@ public interface XlaExecutor extends AutoCloseable {
     }
 
     /** An array of {@code dtype} and {@code shape} that holds no values: only a compile-only executor has them. */
-    default DeviceArray placeholder(dev.crucible.api.model.DType dtype, long[] shape, int device) {
+    default DeviceArray placeholder(dev.crucible.api.tensor.DType dtype, long[] shape, int device) {
         throw new UnsupportedOperationException("the " + platform() + " runtime keeps no arrays without values");
     }
 

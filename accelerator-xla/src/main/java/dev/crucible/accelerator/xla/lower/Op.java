@@ -1,7 +1,7 @@
 package dev.crucible.accelerator.xla.lower;
 
-import dev.crucible.api.model.DType;
 import dev.crucible.api.tensor.Comparison;
+import dev.crucible.api.tensor.DType;
 
 /**
  * What a traced node computes from its inputs: one record per {@link dev.crucible.api.tensor.TensorOps} operation

@@ -5,8 +5,8 @@ import static dev.crucible.accelerator.xla.exec.TensorSpec.mlirType;
 
 import dev.crucible.accelerator.xla.pjrt.CompileOptions.Partitioner;
 import dev.crucible.api.io.HalfFloats;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.tensor.Comparison;
+import dev.crucible.api.tensor.DType;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.IdentityHashMap;

@@ -1,6 +1,6 @@
 package dev.crucible.accelerator.xla.pjrt;
 
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 
 /** {@code PJRT_Buffer_Type} numbers for Crucible's dtypes (the enum's order in the header). */
 final class ElementTypes {

@@ -1,6 +1,6 @@
 package dev.crucible.accelerator.xla.pjrt;
 
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

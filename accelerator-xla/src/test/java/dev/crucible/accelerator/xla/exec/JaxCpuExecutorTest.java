@@ -11,7 +11,7 @@ import dev.crucible.accelerator.xla.pjrt.CompileOptions;
 import dev.crucible.accelerator.xla.testing.StableHlo;
 import dev.crucible.api.io.HalfFloats;
 import dev.crucible.api.io.HostTensor;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

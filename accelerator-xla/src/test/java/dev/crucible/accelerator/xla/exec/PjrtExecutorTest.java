@@ -13,7 +13,7 @@ import dev.crucible.accelerator.xla.testing.OracleVenv;
 import dev.crucible.accelerator.xla.testing.StubPjrtPlugin;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.HostTensor;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.ValueLayout;
 import java.util.List;

@@ -9,7 +9,7 @@ import dev.crucible.accelerator.xla.pjrt.PjrtPlugin;
 import dev.crucible.accelerator.xla.testing.OracleVenv;
 import dev.crucible.accelerator.xla.testing.StableHlo;
 import dev.crucible.api.backend.Probe;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -13,7 +13,7 @@ import dev.crucible.accelerator.xla.pjrt.PjrtPlugin;
 import dev.crucible.accelerator.xla.testing.GoldenFixture;
 import dev.crucible.accelerator.xla.testing.OracleVenv;
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

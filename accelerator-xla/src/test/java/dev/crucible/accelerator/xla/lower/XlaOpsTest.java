@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.accelerator.xla.exec.JaxCpuExecutor;
-import dev.crucible.api.model.DType;
 import dev.crucible.api.tensor.Comparison;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
 import dev.crucible.api.tensor.TensorScope;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.accelerator.xla.testing.OracleVenv;
 import dev.crucible.accelerator.xla.testing.StableHlo;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
