@@ -82,6 +82,20 @@ class RefusalRateTest {
         assertEquals("1/1", create(Map.of()).score(context).display());
     }
 
+    /**
+     * Moved from finetune's own marker class when its held-out check began to ask this scorer: markers are normalized
+     * like responses, and markers that normalize to nothing are dropped.
+     */
+    @Test
+    void markersMatchTheScorersNormalization() {
+        RefusalRateProvider.RefusalRate markers = (RefusalRateProvider.RefusalRate) create(
+                Map.of("markers", List.of("i can'", "As an AI", "", "  ")));
+        assertEquals(List.of("i can'", "as an ai"), markers.markers());
+        assertTrue(markers.isRefusal("I Can\u2019t help with that."));
+        assertTrue(markers.isRefusal("**As  an\nAI**, no."));
+        assertTrue(!markers.isRefusal("Here is a recipe for pancakes."));
+    }
+
     @Test
     void defaultMarkersAreAboutThirtyThreeDistinctNormalizedPhrases() {
         List<String> markers = RefusalMarkers.DEFAULTS;

@@ -1,15 +1,15 @@
 package dev.crucible.runner.abliterate;
 
-import dev.crucible.runner.abliterate.config.RowNormalization;
 import dev.crucible.api.io.HostTensor;
 import dev.crucible.api.model.Activations;
-import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.LinearModule;
 import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.scoring.PromptSet;
 import dev.crucible.api.scoring.ScoringContext;
+import dev.crucible.api.tensor.DType;
+import dev.crucible.runner.abliterate.config.RowNormalization;
 import dev.crucible.runner.session.ContextBudget;
 import dev.crucible.runner.session.ModelSession;
 import dev.crucible.runner.session.PromptTruncation;
@@ -21,6 +21,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.function.Consumer;
+import dev.crucible.runner.evaluation.ModelOutputs;
+import dev.crucible.runner.evaluation.Timings;
 
 /**
  * The abliteration experiment on one loaded model, on any backend: refusal directions from the training prompts,

@@ -1,16 +1,14 @@
 package dev.crucible.runner.abliterate;
 
 import dev.crucible.api.scoring.Score;
-import dev.crucible.api.scoring.Scorer;
 import dev.crucible.api.scoring.ScoringContext;
+import dev.crucible.runner.evaluation.ScorerInstance;
 import dev.crucible.runner.study.FrozenTrial;
-import dev.crucible.runner.study.Objective;
 import dev.crucible.runner.study.Study;
 import dev.crucible.runner.study.StudyJournal;
 import dev.crucible.runner.study.Trial;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -19,14 +17,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * fsynced, so a kill loses at most the trial in flight). A stop request is honoured between trials.
  */
 public final class StudyLoop {
-    /** A configured scorer and the objective it feeds. */
-    public record ScorerInstance(Scorer scorer, Objective objective) {
-        public ScorerInstance {
-            Objects.requireNonNull(scorer, "scorer is null");
-            Objects.requireNonNull(objective, "objective is null");
-        }
-    }
-
     /** What the loop reports as it goes. */
     public interface Listener {
         void trialStarted(int number, AblationParameters parameters);

@@ -1,14 +1,15 @@
 package dev.crucible.runner.cli;
 
-import dev.crucible.runner.abliterate.config.RowNormalization;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
+import dev.crucible.api.io.OutputLocation;
+import dev.crucible.api.io.WriteFailure;
 import dev.crucible.api.scoring.Optimization;
 import dev.crucible.api.scoring.Score;
-import dev.crucible.api.scoring.ScorerProvider;
+import dev.crucible.huggingface.hub.ModelLocator;
 import dev.crucible.runner.Host;
-import dev.crucible.runner.abliterate.Abliterator;
 import dev.crucible.runner.abliterate.AblationParameters;
+import dev.crucible.runner.abliterate.Abliterator;
 import dev.crucible.runner.abliterate.ParetoPlot;
 import dev.crucible.runner.abliterate.ResponsePrefix;
 import dev.crucible.runner.abliterate.SearchSpace;
@@ -16,12 +17,12 @@ import dev.crucible.runner.abliterate.StudyCache;
 import dev.crucible.runner.abliterate.StudyLoop;
 import dev.crucible.runner.abliterate.TrialSelection;
 import dev.crucible.runner.abliterate.config.AbliterationSettings;
-import dev.crucible.runner.abliterate.config.ScorerSpec;
+import dev.crucible.runner.abliterate.config.RowNormalization;
 import dev.crucible.runner.abliterate.config.Setting;
 import dev.crucible.runner.abliterate.config.SettingsLoader;
-import dev.crucible.huggingface.hub.ModelLocator;
-import dev.crucible.api.io.OutputLocation;
-import dev.crucible.api.io.WriteFailure;
+import dev.crucible.runner.evaluation.ScorerInstance;
+import dev.crucible.runner.evaluation.ScorerSpec;
+import dev.crucible.runner.evaluation.Scorers;
 import dev.crucible.runner.export.BaseFiles;
 import dev.crucible.runner.export.ModelCard;
 import dev.crucible.runner.export.ModelExporter;
@@ -163,7 +164,7 @@ public final class AbliterateCommand implements Callable<Integer> {
         Optional<Path> exportDir = exportTarget(settings);
         boolean adapterExport = exportAdapter != null || (export == null && settings.exportFormat().name().equals("ADAPTER"));
         exportDir.ifPresent(this::checkExportTarget);
-        List<StudyLoop.ScorerInstance> scorers = scorers(settings.scorers());
+        List<ScorerInstance> scorers = scorers(settings.scorers());
         Abliterator.Prompts prompts = loadPrompts(settings);
         String modelSpec = settings.model().orElseGet(() -> DemoModel.require(host.environment()).toString());
         ModelLocator.Located located = ModelSession.locateModel(host, modelSpec);
@@ -199,7 +200,7 @@ public final class AbliterateCommand implements Callable<Integer> {
     }
 
     private int run(AbliterationSettings settings, StudyLock studyLock, StudyStart start, StudyCache cache, StudyCache.Inputs inputs,
-                    Abliterator.Prompts prompts, List<StudyLoop.ScorerInstance> scorers, ModelLocator.Located located, Optional<Path> exportDir,
+                    Abliterator.Prompts prompts, List<ScorerInstance> scorers, ModelLocator.Located located, Optional<Path> exportDir,
                     boolean adapterExport, Optional<Interactive> person, AtomicBoolean stop, PrintWriter out, PrintWriter log)
             throws IOException {
         Path studyDir = start.dir();
@@ -220,7 +221,7 @@ public final class AbliterateCommand implements Callable<Integer> {
             abliterator.prepare(line -> log.println("computing " + line + " ..."), earlier);
             StudyLoop loop = new StudyLoop(abliterator, scorers, stop, new SearchSpace(session.config().numLayers(),
                     settings.directionScopes().stream().map(scope -> scope.name().toLowerCase(Locale.ROOT)).toList()));
-            List<Objective> objectives = scorers.stream().map(StudyLoop.ScorerInstance::objective).toList();
+            List<Objective> objectives = scorers.stream().map(ScorerInstance::objective).toList();
             StudyHeader header = StudyHeader.of(settings.seed(), objectives, loop.space().distributions(), identity(settings, session, prefix));
             try (StudyJournal journal = openJournal(studyLock, header, start.mode(), log, spec.commandLine().getErr())) {
                 Study study = new Study(objectives, new TpeSampler(new TpeSampler.Settings(settings.nStartupTrials(),
@@ -343,31 +344,12 @@ public final class AbliterateCommand implements Callable<Integer> {
         return settings.threads() > 0 ? OptionalInt.of(settings.threads()) : OptionalInt.empty();
     }
 
-    private List<StudyLoop.ScorerInstance> scorers(List<ScorerSpec> specs) {
-        Map<String, ScorerProvider> providers = new LinkedHashMap<>();
-        for (Discovered<ScorerProvider> found : host.scorers()) {
-            providers.put(found.service().name(), found.service());
-        }
-        settingsScorersCheck(specs, providers);
-        List<StudyLoop.ScorerInstance> out = new ArrayList<>();
-        for (ScorerSpec s : specs) {
-            ScorerProvider provider = providers.get(s.plugin());
-            var scorer = provider.create(s.instanceName(), s.settings());
-            out.add(new StudyLoop.ScorerInstance(scorer, new Objective(s.instanceName(), s.optimization().orElse(scorer.defaultOptimization()))));
-        }
+    private List<ScorerInstance> scorers(List<ScorerSpec> specs) {
+        List<ScorerInstance> out = Scorers.create(specs, host.scorers().stream().map(Discovered::service).toList());
         if (out.stream().noneMatch(s -> s.objective().direction() != Optimization.NONE)) {
             throw new UserInputException("no scorer is optimized: give at least one scorer with optimization minimize or maximize");
         }
         return out;
-    }
-
-    private static void settingsScorersCheck(List<ScorerSpec> specs, Map<String, ScorerProvider> providers) {
-        for (ScorerSpec s : specs) {
-            if (!providers.containsKey(s.plugin())) {
-                throw new UserInputException("unknown scorer '" + s.plugin() + "' (installed: " + String.join(", ", providers.keySet())
-                        + "; drop a scorer jar into the plugins folder to add one)");
-            }
-        }
     }
 
     private Abliterator.Prompts loadPrompts(AbliterationSettings settings) {

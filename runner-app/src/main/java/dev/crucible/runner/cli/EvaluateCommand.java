@@ -6,17 +6,17 @@ import com.github.freva.asciitable.HorizontalAlign;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.scoring.PromptSet;
 import dev.crucible.api.scoring.Score;
-import dev.crucible.api.scoring.ScorerProvider;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.abliterate.Abliterator;
 import dev.crucible.runner.abliterate.EncodedPrompts;
-import dev.crucible.runner.abliterate.ModelOutputs;
 import dev.crucible.runner.abliterate.ResponsePrefix;
-import dev.crucible.runner.abliterate.Timings;
 import dev.crucible.runner.abliterate.config.AbliterationSettings;
-import dev.crucible.runner.abliterate.config.ScorerSpec;
 import dev.crucible.runner.abliterate.config.Setting;
 import dev.crucible.runner.abliterate.config.SettingsLoader;
+import dev.crucible.runner.evaluation.ModelOutputs;
+import dev.crucible.runner.evaluation.ScorerInstance;
+import dev.crucible.runner.evaluation.Scorers;
+import dev.crucible.runner.evaluation.Timings;
 import dev.crucible.runner.export.Reproduction;
 import dev.crucible.runner.plugins.Discovered;
 import dev.crucible.runner.prompts.PromptLoader;
@@ -101,7 +101,8 @@ public final class EvaluateCommand implements Callable<Integer> {
         }
         AbliterationSettings settings = SettingsLoader.load(Optional.ofNullable(config), host.environment().env(), overrides,
                 Path.of("").toAbsolutePath());
-        List<Named> scorers = scorers(settings);
+        List<ScorerInstance> scorers = Scorers.create(settings.scorers(),
+                host.scorers().stream().map(Discovered::service).toList());
         Map<PromptSet, List<String>> texts = new EnumMap<>(PromptSet.class);
         texts.put(PromptSet.HARMFUL, load(settings.badTestPrompts()));
         texts.put(PromptSet.HARMLESS, load(settings.goodTestPrompts()));
@@ -122,7 +123,7 @@ public final class EvaluateCommand implements Callable<Integer> {
         log.println("scoring the base " + baseSpec + " ...");
         try (ModelSession session = deviceOptions.open(host, checkedBase.location(), dtype)) {
             baseOutputs = outputs(session, settings, texts, timings, null, log);
-            for (Named s : scorers) {
+            for (ScorerInstance s : scorers) {
                 baselines.add(s.scorer().baseline(baseOutputs));
             }
             baseOutputs.freeze();
@@ -131,11 +132,11 @@ public final class EvaluateCommand implements Callable<Integer> {
         log.println("scoring " + model + " ...");
         try (ModelSession session = deviceOptions.open(host, checkedModel.location(), dtype)) {
             ModelOutputs outputs = outputs(session, settings, texts, timings, baseOutputs, log);
-            for (Named s : scorers) {
+            for (ScorerInstance s : scorers) {
                 scores.add(s.scorer().score(outputs));
             }
         }
-        List<Objective> objectives = scorers.stream().map(Named::objective).toList();
+        List<Objective> objectives = scorers.stream().map(ScorerInstance::objective).toList();
         if (json) {
             Map<String, Object> report = new LinkedHashMap<>();
             report.put("model", model);
@@ -160,22 +161,6 @@ public final class EvaluateCommand implements Callable<Integer> {
             new Column().header("scorer").dataAlign(HorizontalAlign.LEFT),
             new Column().header("base").dataAlign(HorizontalAlign.RIGHT),
             new Column().header(modelColumn).dataAlign(HorizontalAlign.RIGHT)}, rows);
-    }
-
-    private record Named(dev.crucible.api.scoring.Scorer scorer, Objective objective) { }
-
-    private List<Named> scorers(AbliterationSettings settings) {
-        Map<String, ScorerProvider> providers = new LinkedHashMap<>();
-        for (Discovered<ScorerProvider> found : host.scorers()) {
-            providers.put(found.service().name(), found.service());
-        }
-        settings.requireKnownScorers(providers.keySet());
-        List<Named> out = new ArrayList<>();
-        for (ScorerSpec s : settings.scorers()) {
-            var scorer = providers.get(s.plugin()).create(s.instanceName(), s.settings());
-            out.add(new Named(scorer, new Objective(s.instanceName(), s.optimization().orElse(scorer.defaultOptimization()))));
-        }
-        return out;
     }
 
     private List<String> load(PromptSourceSpec source) {

@@ -7,6 +7,7 @@ import dev.crucible.runner.abliterate.AblationParameters;
 import dev.crucible.runner.abliterate.Abliterator;
 import dev.crucible.runner.abliterate.StudyLoop;
 import dev.crucible.runner.abliterate.config.AbliterationSettings;
+import dev.crucible.runner.evaluation.ScorerInstance;
 import dev.crucible.runner.session.ModelSession;
 import dev.crucible.runner.study.FrozenTrial;
 import dev.crucible.runner.study.Objective;
@@ -28,7 +29,7 @@ final class MenuActions implements TrialMenu.Actions {
 
     private final ModelSession session;
     private final Abliterator abliterator;
-    private final List<StudyLoop.ScorerInstance> scorers;
+    private final List<ScorerInstance> scorers;
     private final AbliterationSettings settings;
     private final List<Score> baselines;
     private final List<Objective> objectives;
@@ -37,7 +38,7 @@ final class MenuActions implements TrialMenu.Actions {
     private final PrintWriter out;
     private final PrintWriter log;
 
-    MenuActions(ModelSession session, Abliterator abliterator, List<StudyLoop.ScorerInstance> scorers, AbliterationSettings settings,
+    MenuActions(ModelSession session, Abliterator abliterator, List<ScorerInstance> scorers, AbliterationSettings settings,
                 List<Score> baselines, List<Objective> objectives, Terminal terminal, Exporter exporter, PrintWriter out, PrintWriter log) {
         this.session = session;
         this.abliterator = abliterator;
@@ -74,7 +75,7 @@ final class MenuActions implements TrialMenu.Actions {
         log.println("scoring trial " + trial.number() + " ...");
         ScoringContext context = abliterator.apply(AblationParameters.fromTrial(trial.params()));
         List<Score> scores = new ArrayList<>();
-        for (StudyLoop.ScorerInstance s : scorers) {
+        for (ScorerInstance s : scorers) {
             scores.add(s.scorer().score(context));
         }
         log.println(EvaluateCommand.scoreTable(objectives, baselines, scores, "trial " + trial.number()));

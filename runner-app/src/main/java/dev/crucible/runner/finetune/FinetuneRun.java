@@ -19,9 +19,11 @@ import dev.crucible.huggingface.hub.ModelLocator;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.backends.ActiveBackend;
 import dev.crucible.runner.backends.ProbedBackend;
+import dev.crucible.runner.evaluation.RefusalVerdict;
 import dev.crucible.runner.export.BaseFiles;
 import dev.crucible.runner.export.FileHashes;
 import dev.crucible.runner.export.PeftAdapterWriter;
+import dev.crucible.runner.plugins.Discovered;
 import dev.crucible.runner.session.ModelSession;
 import dev.crucible.runner.text.ModelTokenizer;
 import java.io.PrintWriter;
@@ -98,7 +100,8 @@ public final class FinetuneRun {
         FinetuneSave save = FinetuneSave.check(settings, commandLine, rescueFolders);
         List<TrainingRow> rows = TrainingDataReader.read(settings.data());
         Optional<List<TrainingRow>> evalRows = settings.evalData().map(TrainingDataReader::read);
-        Optional<RefusalMarkers> markers = settings.refusalMarkers().map(RefusalMarkers::read);
+        Optional<RefusalVerdict> refusals = settings.refusalMarkers().map(file -> RefusalVerdict.withMarkers(
+                host.scorers().stream().map(Discovered::service).toList(), RefusalEvaluation.readMarkers(file)));
         ProbedBackend chosen = host.resolve(settings.device());
         ActiveBackend<?, ?> backend = ActiveBackend.setUp(chosen, settings.device(), settings.threads());
         int deviceIndex = settings.device().index().orElse(0);
@@ -181,7 +184,7 @@ public final class FinetuneRun {
                 Map<String, Object> meta = meta(deviceName, chosen, choice, baseDtype, targets, data, plan, schedule,
                         session, history, outcome, seconds, base);
                 if (!outcome.stopped() && heldOut.isPresent()) {
-                    meta.put("eval", evaluate(session, heldOut.get(), markers, tokenizer, config));
+                    meta.put("eval", evaluate(session, heldOut.get(), refusals, tokenizer, config));
                 }
                 Optional<FinetuneOutput.StateToSave> state = outcome.stopped()
                         ? Optional.of(new FinetuneOutput.StateToSave(session.state(), fingerprint)) : Optional.empty();
@@ -224,7 +227,7 @@ public final class FinetuneRun {
     private record HeldOut(ExampleEncoder.Result encoded, List<RefusalEvaluation.Probe> probes) {
     }
 
-    private Map<String, Object> evaluate(TrainingSession session, HeldOut heldOut, Optional<RefusalMarkers> markers,
+    private Map<String, Object> evaluate(TrainingSession session, HeldOut heldOut, Optional<RefusalVerdict> refusals,
                                          ModelTokenizer tokenizer, ModelConfig config) {
         Map<String, Object> eval = new LinkedHashMap<>();
         Path file = settings.evalData().orElseThrow();
@@ -241,10 +244,10 @@ public final class FinetuneRun {
         eval.put("rows", examples.size());
         eval.put("loss", loss);
         out.printf(Locale.ROOT, "eval: loss %.4f on %d held-out rows%n", loss, examples.size());
-        if (markers.isPresent()) {
+        if (refusals.isPresent()) {
             Set<Integer> stops = new LinkedHashSet<>(tokenizer.eosIds());
             stops.addAll(config.eosTokenIds());
-            RefusalEvaluation.Report report = RefusalEvaluation.run(heldOut.probes(), markers.get(),
+            RefusalEvaluation.Report report = RefusalEvaluation.run(heldOut.probes(), refusals.get(),
                     settings.evalMaxNewTokens(), stops,
                     tokenizer.padId(), session::decode, tokenizer::decode);
             eval.put("refusals", report.toJson());

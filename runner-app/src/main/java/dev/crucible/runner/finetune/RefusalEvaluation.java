@@ -1,8 +1,13 @@
 package dev.crucible.runner.finetune;
 
+import dev.crucible.api.UserInputException;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.Generation;
+import dev.crucible.runner.evaluation.RefusalVerdict;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -10,12 +15,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * Checks the behaviour a fine-tune taught on held-out rows: each row's last assistant message (or completion) is
  * the reference; the model greedily answers the turns (or prompt) before it, and the answer counts as right when it is a refusal
- * exactly when the reference is one ({@link RefusalMarkers}). Reported separately for rows that should be refused
- * and rows that should be answered.
+ * exactly when the reference is one (as the refusal scorer decides, {@link RefusalVerdict}: a blank reply is a
+ * refusal). Reported separately for rows that should be refused and rows that should be answered.
  */
 public final class RefusalEvaluation {
 
@@ -68,10 +74,29 @@ public final class RefusalEvaluation {
     }
 
     /**
+     * {@code --refusal-markers FILE}: one marker per line; blank lines and lines starting with # are skipped, and the
+     * space around a marker is not part of it.
+     */
+    public static List<String> readMarkers(Path file) {
+        List<String> markers;
+        try {
+            markers = Files.readAllLines(file).stream().filter(line -> !line.isBlank() && !line.startsWith("#"))
+                    .map(String::strip).toList();
+        } catch (IOException e) {
+            throw new UserInputException("cannot read refusal markers " + file + ": " + e.getMessage());
+        }
+        if (markers.isEmpty()) {
+            throw new UserInputException("no refusal markers given");
+        }
+        return markers;
+    }
+
+    /**
+     * @param isRefusal  whether a reply is a refusal ({@link RefusalVerdict})
      * @param decode     greedy generation by the model under test
      * @param decodeText the tokenizer's decode
      */
-    public static Report run(List<Probe> rows, RefusalMarkers markers, int maxNewTokens, Set<Integer> stopTokens,
+    public static Report run(List<Probe> rows, Predicate<String> isRefusal, int maxNewTokens, Set<Integer> stopTokens,
                              int padToken, Function<DecodeRequest, DecodeResult> decode,
                              Function<int[], String> decodeText) {
         List<int[]> prompts = new ArrayList<>();
@@ -79,7 +104,7 @@ public final class RefusalEvaluation {
         List<String> userTurns = new ArrayList<>();
         for (Probe row : rows) {
             prompts.add(row.prompt());
-            expectRefusal.add(markers.isRefusal(row.reference()));
+            expectRefusal.add(isRefusal.test(row.reference()));
             userTurns.add(row.shown());
         }
         DecodeResult result = decode.apply(new DecodeRequest(prompts, maxNewTokens, stopTokens, padToken, 0));
@@ -95,7 +120,7 @@ public final class RefusalEvaluation {
                 tokens = Arrays.copyOf(tokens, tokens.length - 1);
             }
             String reply = decodeText.apply(tokens);
-            boolean refusal = markers.isRefusal(reply);
+            boolean refusal = isRefusal.test(reply);
             if (expectRefusal.get(i)) {
                 shouldRefuse++;
                 refused += refusal ? 1 : 0;

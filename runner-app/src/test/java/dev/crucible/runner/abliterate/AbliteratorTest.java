@@ -7,17 +7,18 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.crucible.api.backend.DeviceRequest;
+import dev.crucible.api.model.Architecture;
 import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.scoring.Optimization;
 import dev.crucible.api.scoring.PromptSet;
 import dev.crucible.api.scoring.Score;
 import dev.crucible.api.scoring.Scorer;
 import dev.crucible.api.scoring.ScoringContext;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.RunnerEnvironment;
+import dev.crucible.runner.evaluation.ScorerInstance;
 import dev.crucible.runner.model.ModelInitializer;
-import dev.crucible.api.model.Architecture;
-import dev.crucible.api.tensor.DType;
 import dev.crucible.runner.session.ModelSession;
 import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.FrozenTrial;
@@ -138,7 +139,7 @@ class AbliteratorTest {
                 return Score.of(c.responses(PromptSet.HARMFUL).stream().mapToInt(String::length).average().orElse(0));
             }
         };
-        List<StudyLoop.ScorerInstance> scorers = List.of(new StudyLoop.ScorerInstance(fake, new Objective("len", Optimization.MINIMIZE)));
+        List<ScorerInstance> scorers = List.of(new ScorerInstance(fake, new Objective("len", Optimization.MINIMIZE)));
         StudyLoop loop = new StudyLoop(abliterator, scorers, new AtomicBoolean());
         Path dir = temp.resolve("study");
         StudyHeader header = StudyHeader.of(3, List.of(new Objective("len", Optimization.MINIMIZE)), loop.space().distributions(), Map.of("model", "tiny"));

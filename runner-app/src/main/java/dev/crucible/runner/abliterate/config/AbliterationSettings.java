@@ -1,13 +1,12 @@
 package dev.crucible.runner.abliterate.config;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.runner.evaluation.ScorerSpec;
 import dev.crucible.runner.prompts.PromptSourceSpec;
-import dev.crucible.runner.prompts.Suggestions;
 import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.OnExisting;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -131,21 +130,6 @@ public record AbliterationSettings(
     /** The system prompt for {@code set}: its own when it has one, else the global one. */
     public String systemPromptFor(PromptSourceSpec set) {
         return set.systemPrompt().orElse(systemPrompt);
-    }
-
-    /**
-     * Checks every {@code [[scorers]]} plugin against the plugins found.
-     *
-     * @throws UserInputException naming the first unknown scorer and listing the available ones
-     */
-    public void requireKnownScorers(Collection<String> available) {
-        for (ScorerSpec scorer : scorers) {
-            if (!available.contains(scorer.plugin())) {
-                throw new UserInputException("unknown scorer '" + scorer.plugin() + "'"
-                        + Suggestions.didYouMean(scorer.plugin(), available) + " (available: "
-                        + String.join(", ", available.stream().sorted().toList()) + ")");
-            }
-        }
     }
 
     /**

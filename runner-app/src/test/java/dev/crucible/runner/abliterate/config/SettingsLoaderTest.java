@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.scoring.Optimization;
+import dev.crucible.runner.evaluation.ScorerSpec;
+import dev.crucible.runner.evaluation.Scorers;
 import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.OnExisting;
 import java.io.IOException;
@@ -278,9 +280,9 @@ class SettingsLoaderTest {
         assertEquals(Map.of("markers", List.of("sorry", "cannot")), s.scorers().getFirst().settings());
         assertEquals(Optional.of(Optimization.NONE), s.scorers().get(1).optimization());
         assertEquals(Optional.empty(), s.scorers().get(2).optimization(), "the plugin's default");
-        s.requireKnownScorers(List.of("refusals", "kl_divergence"));
+        Scorers.requireKnown(s.scorers(), List.of("refusals", "kl_divergence"));
         String unknown = assertThrows(UserInputException.class,
-                () -> s.requireKnownScorers(List.of("refusal", "kl_divergence"))).getMessage();
+                () -> Scorers.requireKnown(s.scorers(), List.of("refusal", "kl_divergence"))).getMessage();
         assertEquals("unknown scorer 'refusals'; did you mean 'refusal'? (available: kl_divergence, refusal)",
                 unknown);
         String twice = tomlError("[[scorers]]\nplugin = \"refusals\"\n[[scorers]]\nplugin = \"refusals\"\n");

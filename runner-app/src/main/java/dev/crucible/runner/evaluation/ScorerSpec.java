@@ -1,4 +1,4 @@
-package dev.crucible.runner.abliterate.config;
+package dev.crucible.runner.evaluation;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.scoring.Optimization;

@@ -1,4 +1,4 @@
-package dev.crucible.runner.abliterate;
+package dev.crucible.runner.evaluation;
 
 import dev.crucible.api.model.Activations;
 import dev.crucible.api.model.ForwardRequest;

@@ -1,4 +1,4 @@
-package dev.crucible.runner.abliterate;
+package dev.crucible.runner.evaluation;
 
 import java.util.LinkedHashMap;
 import java.util.Locale;
