@@ -12,6 +12,7 @@ import dev.crucible.runner.export.ModelCard;
 import dev.crucible.runner.export.ModelExporter;
 import dev.crucible.runner.finetune.PeftAdapterReader;
 import dev.crucible.runner.session.ModelSession;
+import dev.crucible.runner.units.ByteSize;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -60,7 +61,7 @@ public final class MergeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        long maxShard = ModelExporter.parseSize(maxShardSize);
+        long maxShard = ByteSize.parse(maxShardSize, "--max-shard-size");
         // Refusals first, before the adapter is read or the model loads: the output location and the space the
         // merged folder needs, and the chat template that will be copied.
         ModelLocator.Located located = ModelSession.locateModel(host, model);

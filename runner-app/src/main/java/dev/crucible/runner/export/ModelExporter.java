@@ -10,7 +10,6 @@ import dev.crucible.runner.session.ModelSession;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -49,35 +48,5 @@ public final class ModelExporter {
             card.writeInto(folder, out.toAbsolutePath().normalize().getFileName().toString(), base);
             extraFiles.writeInto(folder);
         });
-    }
-
-    /** Parses sizes the way transformers' {@code max_shard_size} does: "5GB", "500MB", "2GiB", or bytes. */
-    public static long parseSize(String text) {
-        String s = text.trim().toUpperCase(Locale.ROOT);
-        String[][] units = {{"GIB", "1073741824"}, {"MIB", "1048576"}, {"KIB", "1024"}, {"GB", "1000000000"},
-            {"MB", "1000000"}, {"KB", "1000"}, {"B", "1"}};
-        for (String[] unit : units) {
-            if (s.endsWith(unit[0])) {
-                String number = s.substring(0, s.length() - unit[0].length()).trim();
-                try {
-                    double value = Double.parseDouble(number);
-                    long bytes = (long) (value * Long.parseLong(unit[1]));
-                    if (bytes > 0) {
-                        return bytes;
-                    }
-                } catch (NumberFormatException e) {
-                    break;
-                }
-            }
-        }
-        try {
-            long bytes = Long.parseLong(s);
-            if (bytes > 0) {
-                return bytes;
-            }
-        } catch (NumberFormatException ignored) {
-            // fall through to the error
-        }
-        throw new dev.crucible.api.UserInputException("size '" + text + "' is not understood; write e.g. 5GB, 500MB or a byte count");
     }
 }

@@ -26,6 +26,7 @@ import dev.crucible.runner.export.PeftAdapterWriter;
 import dev.crucible.runner.plugins.Discovered;
 import dev.crucible.runner.session.ModelSession;
 import dev.crucible.runner.text.ModelTokenizer;
+import dev.crucible.runner.units.ByteSize;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -360,7 +361,7 @@ public final class FinetuneRun {
     private OptionalLong deviceMemory(ProbedBackend chosen, int index) {
         Optional<String> override = host.environment().get("CRUCIBLE_DEVICE_MEMORY");
         if (override.isPresent()) {
-            return OptionalLong.of(MethodChoice.parseMemory(override.get()));
+            return OptionalLong.of(ByteSize.parse(override.get(), "CRUCIBLE_DEVICE_MEMORY"));
         }
         return chosen.probe().devices().stream().filter(device -> device.index() == index)
                 .map(DeviceInfo::memoryBytes).findFirst().orElse(OptionalLong.empty());

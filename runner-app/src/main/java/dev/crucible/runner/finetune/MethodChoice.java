@@ -75,30 +75,4 @@ public record MethodChoice(TrainingMethod method, String reason) {
         }
         return String.format(Locale.ROOT, "%.1f KiB", bytes / 1024.0);
     }
-
-    /** {@code CRUCIBLE_DEVICE_MEMORY}: bytes, or a size such as {@code 16GiB}, {@code 24GB}, {@code 512MiB}. */
-    public static long parseMemory(String text) {
-        String s = text.strip().toUpperCase(Locale.ROOT).replace(" ", "");
-        String[][] units = {{"GIB", "1073741824"}, {"MIB", "1048576"}, {"KIB", "1024"}, {"GB", "1000000000"},
-            {"MB", "1000000"}, {"KB", "1000"}, {"B", "1"}};
-        try {
-            for (String[] unit : units) {
-                if (s.endsWith(unit[0])) {
-                    double value = Double.parseDouble(s.substring(0, s.length() - unit[0].length()));
-                    long bytes = (long) (value * Long.parseLong(unit[1]));
-                    if (bytes > 0) {
-                        return bytes;
-                    }
-                    break;
-                }
-            }
-            long bytes = Long.parseLong(s);
-            if (bytes > 0) {
-                return bytes;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new UserInputException("CRUCIBLE_DEVICE_MEMORY '" + text + "' is not a size; write e.g. 16GiB or a byte count");
-    }
 }

@@ -100,6 +100,17 @@ class MergeCommandTest {
         assertTrue(again.err().contains("already exists; pass --force"), again.err());
     }
 
+    /** merge reads --max-shard-size with abliterate's grammar: a size abliterate refuses, merge refuses too. */
+    @Test
+    void maxShardSizeIsReadAsAbliterateReadsIt() {
+        Path base = TinyModel.write(temp.resolve("base"), DType.F32);
+        Cli merge = Cli.run("merge", "--model", base.toString(), "--adapter", temp.resolve("none").toString(), "--out",
+                temp.resolve("merged").toString(), "--max-shard-size", "1.5GB");
+        assertEquals(2, merge.exit(), merge.all());
+        assertEquals("error: --max-shard-size must be a whole number of bytes or of a unit, e.g. 1500MB rather than "
+                + "1.5GB, got '1.5GB'", merge.err().strip());
+    }
+
     @Test
     void unsupportedAdaptersAreRefusedWithTheReason() throws Exception {
         Path adapter = Files.createDirectories(temp.resolve("dora"));

@@ -47,13 +47,4 @@ class MethodChoiceTest {
         assertEquals(TrainingMethod.FULL, MethodChoice.choose(Optional.of(TrainingMethod.FULL), 30 * GIB,
                 OptionalLong.of(GIB), "cpu:0", NO_QLORA).method(), "an explicit method is not second-guessed");
     }
-
-    @Test
-    void memoryOverridesParse() {
-        assertEquals(16 * GIB, MethodChoice.parseMemory("16GiB"));
-        assertEquals(24_000_000_000L, MethodChoice.parseMemory("24 GB"));
-        assertEquals(512L << 20, MethodChoice.parseMemory("512MiB"));
-        assertEquals(1234, MethodChoice.parseMemory("1234"));
-        assertThrows(UserInputException.class, () -> MethodChoice.parseMemory("lots"));
-    }
 }

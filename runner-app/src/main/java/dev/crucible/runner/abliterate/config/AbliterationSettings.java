@@ -5,6 +5,7 @@ import dev.crucible.runner.evaluation.ScorerSpec;
 import dev.crucible.runner.prompts.PromptSourceSpec;
 import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.OnExisting;
+import dev.crucible.runner.units.ByteSize;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,6 +1,7 @@
 package dev.crucible.runner.abliterate.config;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.runner.units.ByteSize;
 import java.math.BigInteger;
 import java.nio.file.Path;
 import java.util.ArrayList;

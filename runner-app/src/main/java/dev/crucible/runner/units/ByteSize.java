@@ -1,4 +1,4 @@
-package dev.crucible.runner.abliterate.config;
+package dev.crucible.runner.units;
 
 import dev.crucible.api.UserInputException;
 import java.util.Locale;
@@ -6,13 +6,18 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Sizes written the way transformers' {@code max_shard_size} is: {@code 5GB} (decimal, 10⁹), {@code 5GiB}
- * (binary, 2³⁰), {@code 500MB}, {@code 200KiB}, a plain number of bytes; a lower-case {@code b} after a
- * decimal unit means bits, as there ({@code 5Gb} is 5·10⁹/8 bytes). TB and TiB are accepted too.
+ * Sizes as every option and variable that takes one reads them ({@code max_shard_size} and
+ * {@code --max-shard-size} of abliterate and merge, {@code CRUCIBLE_DEVICE_MEMORY}), written the way transformers'
+ * {@code max_shard_size} is: a whole number, optionally followed by a unit, case ignored — {@code 5GB} (decimal,
+ * 10⁹), {@code 5GiB} (binary, 2³⁰), {@code 500MB}, {@code 200KiB}, {@code 2TB}, {@code 64B}, a plain number of
+ * bytes; spaces around and between are ignored. As in transformers, a lower-case {@code b} after a decimal unit
+ * means bits ({@code 5Gb} is 5·10⁹/8 bytes), and fractions are refused ({@code 1500MB}, not {@code 1.5GB}).
  */
 public final class ByteSize {
 
-    private static final Pattern SIZE = Pattern.compile("\\s*(\\d+)\\s*([KMGT]i?[Bb])?\\s*", Pattern.CASE_INSENSITIVE);
+    private static final Pattern SIZE = Pattern.compile("\\s*(\\d+)\\s*([KMGT]i?[Bb]|B)?\\s*", Pattern.CASE_INSENSITIVE);
+    private static final Pattern FRACTION = Pattern.compile("\\s*\\d*\\.\\d+\\s*([KMGT]i?[Bb]|B)?\\s*",
+            Pattern.CASE_INSENSITIVE);
 
     private ByteSize() {
     }
@@ -24,6 +29,10 @@ public final class ByteSize {
     public static long parse(String text, String where) {
         Matcher m = SIZE.matcher(text);
         if (!m.matches()) {
+            if (FRACTION.matcher(text).matches()) {
+                throw new UserInputException(where + " must be a whole number of bytes or of a unit, e.g. 1500MB"
+                        + " rather than 1.5GB, got '" + text + "'");
+            }
             throw new UserInputException(where + " must be a size like 5GB, 500MB or 2GiB, got '" + text + "'");
         }
         long number;
@@ -33,7 +42,7 @@ public final class ByteSize {
             throw new UserInputException(where + " is too large: '" + text + "'");
         }
         String unit = m.group(2);
-        if (unit == null) {
+        if (unit == null || unit.length() == 1) {
             return positive(number, text, where);
         }
         String upper = unit.toUpperCase(Locale.ROOT);
