@@ -7,6 +7,7 @@ import dev.crucible.api.backend.DeviceInfo;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.model.ModelCost;
 import dev.crucible.api.model.TransformerWeights;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.train.LoraSettings;
@@ -122,7 +123,7 @@ public final class FinetuneRun {
             Optional<HeldOut> heldOut = evalRows.map(held -> new HeldOut(encoder.encodeAll(held),
                     held.stream().flatMap(row -> encoder.probe(row).stream()).toList()));
 
-            MethodChoice choice = MethodChoice.choose(settings.method(), 2 * parameterCount(checkpoint),
+            MethodChoice choice = MethodChoice.choose(settings.method(), ModelCost.of(config, DType.BF16).weightBytes(),
                     deviceMemory(chosen, deviceIndex), deviceName, backend::trainingUnsupported);
             TrainingMethod method = choice.method();
             out.println("method: " + method.userName() + " (" + choice.reason() + ")");
@@ -365,10 +366,6 @@ public final class FinetuneRun {
         }
         return chosen.probe().devices().stream().filter(device -> device.index() == index)
                 .map(DeviceInfo::memoryBytes).findFirst().orElse(OptionalLong.empty());
-    }
-
-    private static long parameterCount(Checkpoint checkpoint) {
-        return checkpoint.names().stream().mapToLong(name -> checkpoint.info(name).elementCount()).sum();
     }
 
     /** Every adaptable projection's full name, layer by layer, as {@link TransformerWeights} binds them. */

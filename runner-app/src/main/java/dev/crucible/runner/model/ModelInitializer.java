@@ -7,8 +7,11 @@ import dev.crucible.api.io.SafetensorsWriter;
 import dev.crucible.api.io.StagedFolder;
 import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.Architecture;
+import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.model.ModelCost;
 import dev.crucible.api.tensor.DType;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -144,17 +147,14 @@ public final class ModelInitializer {
         return out;
     }
 
-    /** Parameters the folder will hold (tied heads counted once). */
+    /** Parameters the folder will hold (tied heads counted once), counted from the config.json it will carry. */
     public static long parameterCount(Spec s) {
-        long q = (long) s.numHeads() * s.headDim();
-        long kv = (long) s.numKvHeads() * s.headDim();
-        long attention = s.hiddenSize() * (q + 2 * kv) + q * s.hiddenSize()
-                + (s.architecture() == Architecture.QWEN2 ? q + 2 * kv : 0)
-                + (s.architecture() == Architecture.QWEN3 ? 2L * s.headDim() : 0);
-        long mlp = 3L * s.hiddenSize() * s.intermediateSize();
-        long perLayer = attention + mlp + 2L * s.hiddenSize();
-        long embeddings = (long) s.vocabSize() * s.hiddenSize() * (s.tieWordEmbeddings() ? 1 : 2);
-        return embeddings + s.numLayers() * perLayer + s.hiddenSize();
+        try {
+            return ModelCost.of(ModelConfig.parse(JSON.writeValueAsString(config(s)), "the spec's config.json"), s.dtype())
+                    .parameters();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private static WritableTensor random(Spec s, String name, int... shape) {

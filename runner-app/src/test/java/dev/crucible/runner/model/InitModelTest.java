@@ -59,6 +59,25 @@ class InitModelTest {
         }
     }
 
+    /** The count init-model prints is ModelCost's, read from the config it writes, and equals the tensors written. */
+    @Test
+    void theParameterCountIsTheWrittenTensors() {
+        for (Architecture architecture : Architecture.values()) {
+            for (boolean tied : new boolean[] {true, false}) {
+                ModelInitializer.Spec spec = new ModelInitializer.Spec(architecture, 48, 3, 6, 2, 8, 96,
+                        CharTokenizerFiles.vocabulary().size() + 5, tied, DType.F32, 1, 64, 10_000, 0.02);
+                long written = ModelInitializer.tensors(spec).stream().mapToLong(t -> {
+                    long count = 1;
+                    for (long d : t.shape()) {
+                        count *= d;
+                    }
+                    return count;
+                }).sum();
+                assertEquals(written, ModelInitializer.parameterCount(spec), architecture + (tied ? " tied" : " untied"));
+            }
+        }
+    }
+
     @Test
     void sameSeedSameBytesAndExistingFolderNeedsForce() throws Exception {
         Path a = temp.resolve("a");
