@@ -104,6 +104,24 @@ final class PjrtPluginLocator {
         return chips;
     }
 
+    /**
+     * NVIDIA display or 3D controllers on the PCI bus (vendor {@code 0x10de}, class {@code 0x03}): what the JAX CUDA
+     * plugin would run on, seen without loading a driver library.
+     */
+    int countNvidiaGpus() {
+        int gpus = 0;
+        try (Stream<Path> devices = Files.list(sysPciDevices)) {
+            for (Path device : devices.toList()) {
+                if ("0x10de".equals(read(device.resolve("vendor"))) && read(device.resolve("class")).startsWith("0x03")) {
+                    gpus++;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+        return gpus;
+    }
+
     private static String read(Path file) {
         try {
             return Files.readString(file).trim();

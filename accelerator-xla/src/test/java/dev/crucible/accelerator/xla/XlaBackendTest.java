@@ -68,10 +68,33 @@ class XlaBackendTest {
         Probe tpuProbe = tpu.detect();
         assertEquals(libtpu.toString(), tpuProbe.details().get("plugin"));
         assertTrue(tpu.answersTo("tpu", tpuProbe));
-        // Compute is not built yet, so even a found plugin must not capture --device auto.
+        // Neither can run here, so neither may capture --device auto.
         assertFalse(tpuProbe.available());
         assertEquals("libtpu found, no TPU chip: compile-only", tpuProbe.reason());
-        assertTrue(gpuProbe.reason().startsWith("PJRT plugin found (" + cuda + ")"), gpuProbe.reason());
+        assertFalse(gpuProbe.available());
+        assertEquals("the JAX CUDA PJRT plugin is installed (" + cuda + ") but no NVIDIA GPU is on the PCI bus",
+                gpuProbe.reason());
+    }
+
+    @Test
+    void theJaxCudaPluginRunsWhereAnNvidiaGpuIsOnTheBus() throws Exception {
+        Path site = Files.createDirectories(temp.resolve("site-packages"));
+        Path cuda = Files.createDirectories(site.resolve("jax_plugins/xla_cuda13")).resolve("xla_cuda_plugin.so");
+        Files.writeString(cuda, "");
+        Path gpu = pci("0x10de", "0x2330");
+        Files.writeString(gpu.resolve("0000:00:04.0/class"), "0x030200\n");
+        Probe p = probe(Map.of(), gpu, List.of(site));
+        assertTrue(p.available(), p.reason());
+        assertEquals("JAX CUDA PJRT plugin, 1 NVIDIA GPU", p.reason());
+        assertEquals("other PJRT device", p.details().get("platform"));
+    }
+
+    @Test
+    void aPluginTheUserNamedIsTakenAtItsWord() throws Exception {
+        Path plugin = Files.writeString(temp.resolve("pjrt_c_api_cpu_plugin.so"), "");
+        Probe p = probe(Map.of("PJRT_PLUGIN_LIBRARY_PATH", plugin.toString()), temp.resolve("no-pci"), List.of());
+        assertTrue(p.available(), p.reason());
+        assertEquals("PJRT plugin pjrt_c_api_cpu_plugin.so (PJRT_PLUGIN_LIBRARY_PATH)", p.reason());
     }
 
     @Test
@@ -80,8 +103,9 @@ class XlaBackendTest {
         Path libtpu = Files.createDirectories(site.resolve("libtpu")).resolve("libtpu.so");
         Files.writeString(libtpu, "");
         Probe p = probe(Map.of(), pci("0x1ae0", "0x006f"), List.of(site));
-        assertEquals("PJRT plugin found (" + libtpu + "), but this version of the xla backend does not run models yet",
-                p.reason());
+        assertTrue(p.available());
+        assertEquals("libtpu, 1 x TPU v6e", p.reason());
+        assertEquals(1, p.devices().size());
         assertEquals("1 x TPU v6e", p.details().get("tpu_chips"));
     }
 

@@ -65,7 +65,7 @@ public final class PjrtExecutor implements XlaExecutor {
     /** Running out of device memory is the user's to act on (smaller batch, more devices): one line. */
     private static RuntimeException runError(PjrtException e) {
         if (e.code() == PjrtException.RESOURCE_EXHAUSTED) {
-            return new UserInputException("out of device memory: " + e.pluginMessageLine(), e);
+            return new OutOfDeviceMemoryException("out of device memory: " + e.pluginMessageLine(), e);
         }
         return e;
     }
@@ -78,6 +78,11 @@ public final class PjrtExecutor implements XlaExecutor {
     @Override
     public int deviceCount() {
         return devices.size();
+    }
+
+    @Override
+    public java.util.OptionalLong deviceMemory(int device) {
+        return devices.get(device).memoryStats().map(stats -> stats.bytesLimit()).orElse(java.util.OptionalLong.empty());
     }
 
     public PjrtClient client() {

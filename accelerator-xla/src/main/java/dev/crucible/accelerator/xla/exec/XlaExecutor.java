@@ -23,6 +23,11 @@ public interface XlaExecutor extends AutoCloseable {
 
     CompiledProgram compile(Program program);
 
+    /** The bytes device {@code device} can hold, where the runtime says. */
+    default java.util.OptionalLong deviceMemory(int device) {
+        return java.util.OptionalLong.empty();
+    }
+
     /**
      * Whether programs run and arrays hold values. A compile-only executor ({@link CompileOnlyExecutor}) answers
      * false: its arrays are shapes, its executions produce shapes, and reads give zeros.
