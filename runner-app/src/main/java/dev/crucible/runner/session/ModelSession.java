@@ -62,13 +62,15 @@ public final class ModelSession implements AutoCloseable {
      */
     public static ModelSession open(Host host, DeviceRequest device, OptionalInt threads, String modelSpec, String dtypeName) {
         ProbedBackend chosen = host.resolve(device);
-        return open(chosen, device, threads, locateModel(host, modelSpec), dtypeName);
+        return open(chosen, BackendOptions.withEnvironment(device, host.environment()), threads,
+                locateModel(host, modelSpec), dtypeName);
     }
 
     /** {@link #open(Host, DeviceRequest, OptionalInt, String, String)} for a model located (and checked) already. */
     public static ModelSession open(Host host, DeviceRequest device, OptionalInt threads, ModelLocator.Located location,
                                     String dtypeName) {
-        return open(host.resolve(device), device, threads, location, dtypeName);
+        return open(host.resolve(device), BackendOptions.withEnvironment(device, host.environment()), threads, location,
+                dtypeName);
     }
 
     private static ModelSession open(ProbedBackend chosen, DeviceRequest device, OptionalInt threads,
