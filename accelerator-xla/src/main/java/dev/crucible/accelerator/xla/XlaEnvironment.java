@@ -7,7 +7,7 @@ import dev.crucible.accelerator.xla.pjrt.CompileOptions.Partitioner;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.BackendEnvironment;
 import dev.crucible.api.backend.DeviceRequest;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.ModelConfig;
 import java.util.Objects;
 import java.util.OptionalInt;

@@ -14,7 +14,7 @@ import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.HostTensor;
 import dev.crucible.api.model.Activations;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ForwardRequest;

@@ -1,7 +1,7 @@
 package dev.crucible.accelerator.xla.lower;
 
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ModelCost;
 import java.util.OptionalLong;

@@ -8,7 +8,7 @@ import dev.crucible.accelerator.xla.pjrt.CompileOptions.Partitioner;
 import dev.crucible.accelerator.xla.testing.GoldenFixture;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.model.Activations;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.Generation;
