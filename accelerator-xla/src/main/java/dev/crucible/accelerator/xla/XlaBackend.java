@@ -6,6 +6,7 @@ import dev.crucible.accelerator.xla.pjrt.PjrtPlugin;
 import dev.crucible.api.UserInputException;
 import dev.crucible.accelerator.xla.exec.PjrtExecutor;
 import dev.crucible.accelerator.xla.exec.XlaExecutor;
+import dev.crucible.api.backend.Ceilings;
 import dev.crucible.api.backend.DeviceInfo;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.backend.LoweringReport;
@@ -20,6 +21,7 @@ import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.ShardRequest;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -221,6 +223,11 @@ public class XlaBackend implements HardwareBackend<XlaEnvironment, XlaModel>, Pr
     @Override
     public DecodeResult decode(XlaModel model, DecodeRequest request) {
         return model.decode(request);
+    }
+
+    @Override
+    public Ceilings measureCeilings(XlaModel model, Duration budget) {
+        return model.measureCeilings(budget);
     }
 
     @Override

@@ -14,7 +14,15 @@ import dev.crucible.api.model.ModelRunner;
 import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.model.ShardRequest;
 import dev.crucible.api.model.TokenListener;
+import dev.crucible.accelerator.xla.lower.Layout;
+import dev.crucible.api.backend.Ceilings;
+import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.DType;
+import dev.crucible.api.tensor.Tensor;
+import dev.crucible.api.tensor.TensorScope;
 import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.time.Duration;
 import java.util.List;
 import java.util.function.IntFunction;
 
@@ -104,6 +112,95 @@ public final class XlaModel implements DeviceModel {
         int planned = BatchPlanner.promptsPerBatch(placed.config(), placed.dtype(), ops.sharding().partitions(),
                 ops.executor().deviceMemory(0), longest, newTokens, prompts.size());
         return tooLarge > 0 ? Math.min(planned, Math.max(1, tooLarge / 2)) : planned;
+    }
+
+    /**
+     * This device's ceilings as the model's programs run: a square matrix product in the model's dtype, and a
+     * matrix-vector product over a matrix far larger than any cache (what a decode step does with every weight: it
+     * reads each element once for two operations, so memory bounds it). Sizes double until
+     * one run takes a noticeable share of the budget; each is then run for about half of it. Under SPMD the arrays are
+     * whole on every device, so the rates are one device's.
+     */
+    Ceilings measureCeilings(Duration budget) {
+        double half = budget.toNanos() / 2.0;
+        DType dtype = placed.dtype();
+        long side = 256;
+        Rate matmul;
+        while (true) {
+            long n = side;
+            matmul = rate(half, () -> {
+                Tensor a = random(dtype, 1, n, n);
+                Tensor b = random(dtype, 2, n, n);
+                return () -> ops.readLongs(ops.argmax(ops.matmul(a, b), -1));
+            });
+            if (matmul.secondsPerRun() * 1e9 > half / 8 || side >= 8192) {
+                break;
+            }
+            side *= 2;
+        }
+        long rows = 1024;
+        long columns = 4096;
+        long deviceBytes = ops.executor().deviceMemory(0).orElse(Long.MAX_VALUE);
+        Rate read;
+        while (true) {
+            long r = rows;
+            read = rate(half, () -> {
+                // Made on the device from one row, so the matrix is a program's output, not a constant to fold.
+                Tensor big = ops.add(ops.zeros(dtype, r, columns), random(dtype, 3, 1, columns));
+                Tensor vector = random(dtype, 4, 1, columns);
+                ops.readLongs(ops.argmax(ops.slice(big, 0, 0, 1), -1));
+                return () -> ops.readLongs(ops.argmax(ops.linear(vector, big, null), -1));
+            });
+            long bytes = rows * columns * dtype.byteSize();
+            if (read.secondsPerRun() * 1e9 > half / 8 || 2 * bytes > deviceBytes / 4 || bytes >= 4L << 30) {
+                break;
+            }
+            rows *= 2;
+        }
+        double flops = 2.0 * side * side * side;
+        double bytes = (double) rows * columns * dtype.byteSize();
+        String method = String.format(java.util.Locale.ROOT, "matmul %d² %s ×%d; matrix-vector over %.0f MiB ×%d, on %s",
+                side, dtype.userName(), matmul.runs(), bytes / (1 << 20), read.runs(), ops.executor().platform());
+        return new Ceilings(dtype, flops / matmul.secondsPerRun() / 1e9, bytes / read.secondsPerRun() / 1e9, method);
+    }
+
+    private record Rate(int runs, double secondsPerRun) { }
+
+    /**
+     * Runs what {@code setUp} returns once untimed (the compile), then for about {@code nanos}; each run in a scope of
+     * its own, so its outputs are freed before the next.
+     */
+    private Rate rate(double nanos, java.util.function.Supplier<Runnable> setUp) {
+        try (TensorScope scope = ops.openScope()) {
+            Runnable run = setUp.get();
+            Runnable scoped = () -> {
+                try (TensorScope step = ops.openScope()) {
+                    run.run();
+                }
+            };
+            scoped.run();
+            int runs = 0;
+            long start = System.nanoTime();
+            long now;
+            do {
+                scoped.run();
+                runs++;
+                now = System.nanoTime();
+            } while (now - start < nanos && runs < 1000);
+            return new Rate(runs, (now - start) / 1e9 / runs);
+        }
+    }
+
+    private Tensor random(DType dtype, long seed, long rows, long columns) {
+        java.util.Random random = new java.util.Random(seed);
+        float[] values = new float[Math.toIntExact(rows * columns)];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = (float) random.nextGaussian();
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            return ops.place(HostTensor.fromFloats("ceiling", DType.F32, new long[] {rows, columns}, values, arena),
+                    dtype, Layout.REPLICATED);
+        }
     }
 
     @Override

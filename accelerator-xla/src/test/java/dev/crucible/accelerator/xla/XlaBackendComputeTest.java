@@ -8,6 +8,7 @@ import dev.crucible.accelerator.xla.lower.ProgramCache;
 import dev.crucible.accelerator.xla.testing.GoldenFixture;
 import dev.crucible.accelerator.xla.testing.JaxCpuRuntime;
 import dev.crucible.accelerator.xla.testing.OracleVenv;
+import dev.crucible.api.backend.Ceilings;
 import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
@@ -26,6 +27,7 @@ import dev.crucible.api.model.ShardRequest;
 import dev.crucible.torch.TorchModel;
 import dev.crucible.torch.TorchRuntime;
 import java.lang.foreign.Arena;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -233,6 +235,20 @@ class XlaBackendComputeTest {
                             1e-6f, entry.getKey() + ": W + scale·B·A in float32, rounded once to the stored dtype");
                 }
             }
+        }
+    }
+
+    @Test
+    void ceilingsAreMeasuredWithTheModelsOwnPrograms() {
+        GoldenFixture fixture = GoldenFixture.load("stories260k");
+        try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
+             XlaModel xla = xla(fixture, checkpoint, DType.F32)) {
+            Ceilings ceilings = BACKEND.measureCeilings(xla, Duration.ofSeconds(2));
+            System.out.println("ceilings on jaxlib: " + ceilings);
+            assertEquals(DType.F32, ceilings.dtype());
+            assertTrue(ceilings.matmulGflops() > 0.1 && ceilings.bandwidthGbs() > 0.1, ceilings.toString());
+            assertTrue(ceilings.method().startsWith("matmul ") && ceilings.method().endsWith(", on cpu"),
+                    ceilings.method());
         }
     }
 
