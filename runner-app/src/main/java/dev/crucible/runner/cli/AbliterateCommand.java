@@ -4,6 +4,7 @@ import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.io.OutputLocation;
 import dev.crucible.api.io.WriteFailure;
+import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.scoring.Optimization;
 import dev.crucible.api.scoring.Score;
 import dev.crucible.huggingface.hub.ModelLocator;
@@ -11,6 +12,7 @@ import dev.crucible.runner.Host;
 import dev.crucible.runner.abliterate.AblationParameters;
 import dev.crucible.runner.abliterate.Abliterator;
 import dev.crucible.runner.abliterate.ParetoPlot;
+import dev.crucible.runner.abliterate.Reproduction;
 import dev.crucible.runner.abliterate.ResponsePrefix;
 import dev.crucible.runner.abliterate.SearchSpace;
 import dev.crucible.runner.abliterate.StudyCache;
@@ -24,10 +26,11 @@ import dev.crucible.runner.evaluation.ScorerInstance;
 import dev.crucible.runner.evaluation.ScorerSpec;
 import dev.crucible.runner.evaluation.Scorers;
 import dev.crucible.runner.export.BaseFiles;
+import dev.crucible.runner.export.ExportFormat;
+import dev.crucible.runner.export.ExportWeights;
+import dev.crucible.runner.export.ExportedModel;
+import dev.crucible.runner.export.LoraAdapters;
 import dev.crucible.runner.export.ModelCard;
-import dev.crucible.runner.export.ModelExporter;
-import dev.crucible.runner.export.PeftAdapterWriter;
-import dev.crucible.runner.export.Reproduction;
 import dev.crucible.runner.finetune.DemoModel;
 import dev.crucible.runner.plugins.Discovered;
 import dev.crucible.runner.prompts.PromptLoader;
@@ -162,7 +165,8 @@ public final class AbliterateCommand implements Callable<Integer> {
         PrintWriter log = json ? err : out;
         AbliterationSettings settings = loadSettings(Map.of());
         Optional<Path> exportDir = exportTarget(settings);
-        boolean adapterExport = exportAdapter != null || (export == null && settings.exportFormat().name().equals("ADAPTER"));
+        ExportFormat exportFormat = exportAdapter != null || (export == null && settings.exportFormat() == ExportFormat.ADAPTER)
+                ? ExportFormat.ADAPTER : ExportFormat.MERGED;
         exportDir.ifPresent(this::checkExportTarget);
         List<ScorerInstance> scorers = scorers(settings.scorers());
         Abliterator.Prompts prompts = loadPrompts(settings);
@@ -172,7 +176,7 @@ public final class AbliterateCommand implements Callable<Integer> {
         Path studyDir = settings.studyDir().orElse(Path.of(DEFAULT_STUDIES_FOLDER, folderName(modelDir)));
         // Everything that can refuse the run does so before any work: the export's location with the space it will
         // need and the chat template it will copy, then the study's lock (another run on it, a read-only folder).
-        if (exportDir.isPresent() && !adapterExport) {
+        if (exportDir.isPresent() && exportFormat == ExportFormat.MERGED) {
             BaseFiles base = BaseFiles.of(modelDir);
             base.checkChatTemplates();
             OutputLocation.checkNewFolder(exportDir.get(), force, base.exportBytes());
@@ -193,7 +197,7 @@ public final class AbliterateCommand implements Callable<Integer> {
             StudyCache cache = StudyCache.in(studyDir);
             StudyCache.Inputs inputs = StudyCache.Inputs.of(modelDir, prompts, cache.earlierModelFiles());
             start.checkInputs(cache, inputs);
-            return run(settings, studyLock, start, cache, inputs, prompts, scorers, located, exportDir, adapterExport, person, stop, out, log);
+            return run(settings, studyLock, start, cache, inputs, prompts, scorers, located, exportDir, exportFormat, person, stop, out, log);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -201,7 +205,7 @@ public final class AbliterateCommand implements Callable<Integer> {
 
     private int run(AbliterationSettings settings, StudyLock studyLock, StudyStart start, StudyCache cache, StudyCache.Inputs inputs,
                     Abliterator.Prompts prompts, List<ScorerInstance> scorers, ModelLocator.Located located, Optional<Path> exportDir,
-                    boolean adapterExport, Optional<Interactive> person, AtomicBoolean stop, PrintWriter out, PrintWriter log)
+                    ExportFormat exportFormat, Optional<Interactive> person, AtomicBoolean stop, PrintWriter out, PrintWriter log)
             throws IOException {
         Path studyDir = start.dir();
         Path modelDir = located.folder();
@@ -268,7 +272,7 @@ public final class AbliterateCommand implements Callable<Integer> {
                 }
                 Optional<FrozenTrial> chosen = choose(settings, study, objectives, person, log);
                 if (chosen.isPresent() && exportDir.isPresent() && !stop.get()) {
-                    exportTrial(session, abliterator, chosen.get(), exportDir.get(), adapterExport, settings, baselines, objectives, log);
+                    exportTrial(session, abliterator, chosen.get(), exportDir.get(), exportFormat, settings, baselines, objectives, log);
                 }
                 if (person.isPresent() && exportDir.isEmpty() && !json && !stop.get() && !study.trials().isEmpty()) {
                     interrupts.close(); // in the menu, Ctrl+C quits as it does anywhere else
@@ -277,7 +281,8 @@ public final class AbliterateCommand implements Callable<Integer> {
                             .run(new MenuActions(session, abliterator, scorers, settings, baselines, objectives, host.environment().terminal(),
                                     (t, dir, adapter) -> {
                                         checkExportTarget(dir);
-                                        exportTrial(session, abliterator, t, dir, adapter, settings, baselines, objectives, log);
+                                        exportTrial(session, abliterator, t, dir, adapter ? ExportFormat.ADAPTER : ExportFormat.MERGED, settings,
+                                                baselines, objectives, log);
                                     }, out, log));
                 }
                 if (json) {
@@ -481,23 +486,20 @@ public final class AbliterateCommand implements Callable<Integer> {
         return Optional.empty();
     }
 
-    private void exportTrial(ModelSession session, Abliterator abliterator, FrozenTrial chosen, Path dir, boolean adapter,
+    private void exportTrial(ModelSession session, Abliterator abliterator, FrozenTrial chosen, Path dir, ExportFormat format,
                              AbliterationSettings settings, List<Score> baselines, List<Objective> objectives, PrintWriter log) {
         AblationParameters parameters = AblationParameters.fromTrial(chosen.params());
         log.println("exporting trial " + chosen.number() + " (" + describe(objectives, chosen.scores()) + ") to " + dir + " ...");
-        var adapters = abliterator.adapters(parameters);
-        Reproduction reproduction = new Reproduction(settings, chosen, objectives, baselines, session, adapter ? "adapter" : "merged");
-        if (adapter) {
-            int rank = adapters.values().stream().mapToInt(f -> (int) f.a().shape()[0]).max().orElse(1);
-            PeftAdapterWriter.write(dir, force, adapters, new PeftAdapterWriter.Config(session.location(), rank, rank, 0,
-                    List.copyOf(adapters.keySet())), reproduction::writeInto);
-        } else {
-            session.model().zeroAdapters();
-            adapters.forEach(session.model()::setAdapter);
-            ModelExporter.exportMerged(session, dir, settings.maxShardSize(), force,
-                    modelCard(session, chosen, settings, baselines, objectives), reproduction::writeInto);
-        }
-        log.println("exported " + dir + " (" + (adapter ? "" : "README.md describes the model; ")
+        Map<String, LoraFactors> adapters = abliterator.adapters(parameters);
+        int rank = adapters.values().stream().mapToInt(f -> (int) f.a().shape()[0]).max().orElse(1);
+        Reproduction reproduction = new Reproduction(settings, chosen, objectives, baselines, session, format);
+        ExportedModel model = new ExportedModel(session.location(), session.config(), BaseFiles.of(session.modelDir()),
+                Optional.of(ExportWeights.merging(session, adapters)),
+                Optional.of(new LoraAdapters(adapters, rank, rank, 0, List.copyOf(adapters.keySet()))),
+                format == ExportFormat.MERGED ? Optional.of(modelCard(session, chosen, settings, baselines, objectives))
+                        : Optional.empty(), reproduction::writeInto);
+        format.writer(settings.maxShardSize()).write(model, dir, force);
+        log.println("exported " + dir + " (" + (format == ExportFormat.MERGED ? "README.md describes the model; " : "")
                 + "reproduce.json records settings, scores and SHA-256 of every file)");
     }
 

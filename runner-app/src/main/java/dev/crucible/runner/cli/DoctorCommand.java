@@ -5,6 +5,7 @@ import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.backends.ActiveBackend;
 import dev.crucible.runner.backends.ProbedBackend;
+import dev.crucible.runner.version.Version;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.Map;
@@ -37,7 +38,7 @@ public final class DoctorCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        out.println("crucible " + VersionProvider.version());
+        out.println("crucible " + Version.current());
         out.println();
         out.println("Java     " + Runtime.version() + " (" + System.getProperty("java.vendor") + ") at " + System.getProperty("java.home"));
         out.println("OS       " + System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"));

@@ -16,8 +16,8 @@ import dev.crucible.runner.abliterate.config.SettingsLoader;
 import dev.crucible.runner.evaluation.ModelOutputs;
 import dev.crucible.runner.evaluation.ScorerInstance;
 import dev.crucible.runner.evaluation.Scorers;
+import dev.crucible.runner.evaluation.Scores;
 import dev.crucible.runner.evaluation.Timings;
-import dev.crucible.runner.export.Reproduction;
 import dev.crucible.runner.plugins.Discovered;
 import dev.crucible.runner.prompts.PromptLoader;
 import dev.crucible.runner.prompts.PromptSourceSpec;
@@ -141,8 +141,8 @@ public final class EvaluateCommand implements Callable<Integer> {
             Map<String, Object> report = new LinkedHashMap<>();
             report.put("model", model);
             report.put("base", baseSpec);
-            report.put("base_scores", Reproduction.scores(objectives, baselines));
-            report.put("scores", Reproduction.scores(objectives, scores));
+            report.put("base_scores", Scores.json(objectives, baselines));
+            report.put("scores", Scores.json(objectives, scores));
             spec.commandLine().getOut().println(Json.write(report));
         } else {
             log.println(scoreTable(objectives, baselines, scores, "model"));

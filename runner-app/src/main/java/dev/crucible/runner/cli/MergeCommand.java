@@ -1,15 +1,17 @@
 package dev.crucible.runner.cli;
 
+import dev.crucible.api.UserInputException;
 import dev.crucible.api.model.LinearModule;
 import dev.crucible.api.model.LoraFactors;
-import dev.crucible.api.UserInputException;
 import dev.crucible.runner.Host;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.crucible.huggingface.hub.ModelLocator;
 import dev.crucible.api.io.OutputLocation;
+import dev.crucible.huggingface.hub.ModelLocator;
 import dev.crucible.runner.export.BaseFiles;
+import dev.crucible.runner.export.ExportWeights;
+import dev.crucible.runner.export.ExportedModel;
 import dev.crucible.runner.export.ModelCard;
-import dev.crucible.runner.export.ModelExporter;
+import dev.crucible.runner.export.SafetensorsFolderWriter;
 import dev.crucible.runner.finetune.PeftAdapterReader;
 import dev.crucible.runner.session.ModelSession;
 import dev.crucible.runner.units.ByteSize;
@@ -17,6 +19,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
@@ -84,7 +87,9 @@ public final class MergeCommand implements Callable<Integer> {
                     throw new UserInputException("the adapter does not fit " + model + ": " + e.getMessage());
                 }
             }
-            ModelExporter.exportMerged(session, out, maxShard, force, modelCard(located, adapters.size()), folder -> { });
+            new SafetensorsFolderWriter(maxShard).write(new ExportedModel(located, session.config(), base,
+                    Optional.of(ExportWeights.merged(session)), Optional.empty(),
+                    Optional.of(modelCard(located, adapters.size())), folder -> { }), out, force);
         }
         spec.commandLine().getOut().println("merged " + adapters.size() + " adapted projections into " + out);
         return 0;

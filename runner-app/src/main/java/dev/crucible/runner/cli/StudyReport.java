@@ -2,7 +2,7 @@ package dev.crucible.runner.cli;
 
 import dev.crucible.api.scoring.Score;
 import dev.crucible.runner.abliterate.config.AbliterationSettings;
-import dev.crucible.runner.export.Reproduction;
+import dev.crucible.runner.evaluation.Scores;
 import dev.crucible.runner.study.FrozenTrial;
 import dev.crucible.runner.study.Objective;
 import java.util.ArrayList;
@@ -20,7 +20,7 @@ final class StudyReport {
                                   List<FrozenTrial> front, Optional<FrozenTrial> chosen, AbliterationSettings settings) {
         Map<String, Object> report = new LinkedHashMap<>();
         report.put("seed", settings.seed());
-        report.put("base", Reproduction.scores(objectives, baselines));
+        report.put("base", Scores.json(objectives, baselines));
         List<Map<String, Object>> all = new ArrayList<>();
         trials.forEach(t -> all.add(trial(t, objectives)));
         report.put("trials", all);
@@ -33,7 +33,7 @@ final class StudyReport {
         Map<String, Object> o = new LinkedHashMap<>();
         o.put("number", t.number());
         o.put("parameters", t.params());
-        o.put("scores", Reproduction.scores(objectives, t.scores()));
+        o.put("scores", Scores.json(objectives, t.scores()));
         o.put("seconds", t.duration().toMillis() / 1000.0);
         return o;
     }

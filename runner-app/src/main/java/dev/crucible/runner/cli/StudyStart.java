@@ -8,6 +8,7 @@ import dev.crucible.runner.session.ModelSession;
 import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.OnExisting;
 import dev.crucible.runner.study.StudyJournal;
+import dev.crucible.runner.version.Version;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -97,7 +98,7 @@ final class StudyStart {
     /** Everything besides the inputs that changes what the study cache holds: a change computes it again. */
     static Map<String, Object> computation(AbliterationSettings settings, ModelSession session) {
         Map<String, Object> key = new LinkedHashMap<>();
-        key.put("crucible", VersionProvider.version());
+        key.put("crucible", Version.current());
         key.put("backend", session.backend().id());
         key.put("dtype", session.model().dtype().userName());
         key.put("threads", settings.threads());

@@ -3,7 +3,7 @@ package dev.crucible.runner.export;
 import dev.crucible.api.io.AtomicFiles;
 import dev.crucible.huggingface.hub.ModelLocator;
 import dev.crucible.huggingface.hub.ModelSpec;
-import dev.crucible.runner.cli.VersionProvider;
+import dev.crucible.runner.version.Version;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -92,7 +92,7 @@ public record ModelCard(ModelLocator.Located base, String summary, String method
             }
         }
 
-        md.append("\n## How it was made\n\nWith Crucible ").append(VersionProvider.version()).append(":\n\n```sh\n")
+        md.append("\n## How it was made\n\nWith Crucible ").append(Version.current()).append(":\n\n```sh\n")
                 .append(command).append("\n```\n");
         if (!reproducing.isEmpty()) {
             md.append('\n').append(reproducing).append('\n');

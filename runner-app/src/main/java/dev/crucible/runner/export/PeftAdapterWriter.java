@@ -16,29 +16,21 @@ import java.util.Map;
 /**
  * Writes LoRA adapters in the PEFT layout, so {@code PeftModel.from_pretrained(base, dir)} loads them:
  * {@code adapter_model.safetensors} with keys {@code base_model.model.<module>.lora_A.weight} /
- * {@code lora_B.weight}, and {@code adapter_config.json}. Target modules are listed by full name, so PEFT attaches
- * adapters exactly where there are weights for them (abliteration edits differ from layer to layer).
+ * {@code lora_B.weight}, and {@code adapter_config.json}, then the model's extra files. Abliteration lists its
+ * target modules by full name, so PEFT attaches adapters exactly where there are weights for them (its edits
+ * differ from layer to layer).
  */
-public final class PeftAdapterWriter {
+public final class PeftAdapterWriter implements ModelWriter {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     /** The header, adapter_config.json and what callers add (tokenizer files, metadata). */
     private static final long SMALL_FILES_BYTES = 1L << 20;
 
-    /**
-     * What adapter_config.json says besides the modules.
-     *
-     * @param baseModel written as {@code base_model_name_or_path} and {@code revision} ({@link ModelLocator.Located#reference})
-     */
-    public record Config(ModelLocator.Located baseModel, int rank, double alpha, double dropout, List<String> targetModules) { }
-
-    private PeftAdapterWriter() {
-    }
-
-    /** Writes the adapter folder; {@code extraFiles} adds files to it (given the staging folder) before it is moved into place. */
-    public static void write(Path out, boolean force, Map<String, LoraFactors> adapters, Config config, StagedFolder.Contents extraFiles) {
+    @Override
+    public void write(ExportedModel model, Path out, boolean force) {
+        LoraAdapters adapters = model.requireAdapters("a PEFT adapter");
         List<WritableTensor> tensors = new ArrayList<>();
         long tensorBytes = 0;
-        for (Map.Entry<String, LoraFactors> e : adapters.entrySet()) {
+        for (Map.Entry<String, LoraFactors> e : adapters.factors().entrySet()) {
             String prefix = "base_model.model." + e.getKey();
             tensors.add(rename(prefix + ".lora_A.weight", WritableTensor.of(e.getValue().a())));
             tensors.add(rename(prefix + ".lora_B.weight", WritableTensor.of(e.getValue().b())));
@@ -46,8 +38,8 @@ public final class PeftAdapterWriter {
         }
         StagedFolder.write(out, force, folderBytes(tensorBytes), folder -> {
             SafetensorsWriter.write(folder.resolve("adapter_model.safetensors"), tensors, Map.of("format", "pt"));
-            JSON.writeValue(folder.resolve("adapter_config.json").toFile(), adapterConfig(config));
-            extraFiles.writeInto(folder);
+            JSON.writeValue(folder.resolve("adapter_config.json").toFile(), adapterConfig(model.base(), adapters));
+            model.extraFiles().writeInto(folder);
         });
     }
 
@@ -60,16 +52,19 @@ public final class PeftAdapterWriter {
         return new WritableTensor(name, tensor.dtype(), tensor.shape(), tensor.bytes());
     }
 
-    static Map<String, Object> adapterConfig(Config config) {
+    /**
+     * @param base written as {@code base_model_name_or_path} and {@code revision} ({@link ModelLocator.Located#reference})
+     */
+    static Map<String, Object> adapterConfig(ModelLocator.Located base, LoraAdapters adapters) {
         Map<String, Object> c = new LinkedHashMap<>();
         c.put("peft_type", "LORA");
         c.put("task_type", "CAUSAL_LM");
-        c.put("base_model_name_or_path", config.baseModel().reference());
-        c.put("revision", config.baseModel().revision().orElse(null));
-        c.put("r", config.rank());
-        c.put("lora_alpha", config.alpha());
-        c.put("lora_dropout", config.dropout());
-        c.put("target_modules", config.targetModules());
+        c.put("base_model_name_or_path", base.reference());
+        c.put("revision", base.revision().orElse(null));
+        c.put("r", adapters.rank());
+        c.put("lora_alpha", adapters.alpha());
+        c.put("lora_dropout", adapters.dropout());
+        c.put("target_modules", adapters.targetModules());
         c.put("bias", "none");
         c.put("fan_in_fan_out", false);
         c.put("inference_mode", true);

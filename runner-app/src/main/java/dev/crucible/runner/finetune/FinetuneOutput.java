@@ -5,18 +5,18 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.HostTensor;
-import dev.crucible.api.io.SafetensorsWriter;
-import dev.crucible.api.io.StagedFolder;
-import dev.crucible.api.io.WritableTensor;
-import dev.crucible.api.model.LoraFactors;
-import dev.crucible.api.model.TransformerWeights;
+import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.train.TrainerState;
+import dev.crucible.huggingface.hub.ModelLocator;
 import dev.crucible.runner.export.BaseFiles;
+import dev.crucible.runner.export.ExportWeights;
+import dev.crucible.runner.export.ExportedModel;
+import dev.crucible.runner.export.LoraAdapters;
 import dev.crucible.runner.export.PeftAdapterWriter;
+import dev.crucible.runner.export.SafetensorsFolderWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -42,36 +42,23 @@ public final class FinetuneOutput {
     private FinetuneOutput() {
     }
 
-    /** A PEFT adapter folder. */
-    public static void writeAdapter(Path out, boolean force, Map<String, LoraFactors> adapters,
-                                    PeftAdapterWriter.Config config, Path baseModel, Map<String, Object> meta,
-                                    Optional<StateToSave> state) {
-        PeftAdapterWriter.write(out, force, adapters, config, folder -> {
-            copyTokenizerFiles(baseModel, folder);
-            writeMetaAndState(folder, meta, state);
-        });
+    /** A PEFT adapter folder, with the base's tokenizer files beside it. */
+    public static void writeAdapter(Path out, boolean force, ModelLocator.Located base, ModelConfig config,
+                                    LoraAdapters adapters, Map<String, Object> meta, Optional<StateToSave> state) {
+        new PeftAdapterWriter().write(new ExportedModel(base, config, BaseFiles.of(base.folder()), Optional.empty(),
+                Optional.of(adapters), Optional.empty(), folder -> {
+                    copyTokenizerFiles(base.folder(), folder);
+                    writeMetaAndState(folder, meta, state);
+                }), out, force);
     }
 
     /** A full model folder: {@code trained} replaces the base's tensors of the same name. */
-    public static void writeModel(Path out, boolean force, Checkpoint base, Map<String, HostTensor> trained,
-                                  Path baseModel, Map<String, Object> meta, Optional<StateToSave> state) {
-        BaseFiles baseFiles = BaseFiles.of(baseModel);
-        StagedFolder.write(out, force, baseFiles.exportBytes(), folder -> {
-            List<WritableTensor> tensors = new ArrayList<>();
-            for (String name : base.names()) {
-                HostTensor stored = base.tensor(name);
-                HostTensor value = trained.get(name);
-                if (value == null && name.equals(TransformerWeights.OUTPUT_HEAD)) {
-                    // A tied head stored anyway: it is the embedding, trained as one tensor.
-                    value = trained.get(TransformerWeights.EMBEDDING);
-                }
-                tensors.add(value == null ? WritableTensor.of(stored)
-                        : WritableTensor.ofFloats(name, stored.dtype(), stored.shape(), value.toFloatArray()));
-            }
-            SafetensorsWriter.writeModel(folder, tensors, Map.of("format", "pt"), MAX_SHARD_BYTES);
-            baseFiles.copyInto(folder);
-            writeMetaAndState(folder, meta, state);
-        });
+    public static void writeModel(Path out, boolean force, ModelLocator.Located base, ModelConfig config,
+                                  Checkpoint checkpoint, Map<String, HostTensor> trained, Map<String, Object> meta,
+                                  Optional<StateToSave> state) {
+        new SafetensorsFolderWriter(MAX_SHARD_BYTES).write(new ExportedModel(base, config, BaseFiles.of(base.folder()),
+                Optional.of(ExportWeights.replacing(checkpoint, trained)), Optional.empty(), Optional.empty(),
+                folder -> writeMetaAndState(folder, meta, state)), out, force);
     }
 
     /** A stopped run's state and the fingerprint that ties it to its settings and data. */

@@ -23,7 +23,7 @@ import dev.crucible.runner.backends.ProbedBackend;
 import dev.crucible.runner.evaluation.RefusalVerdict;
 import dev.crucible.runner.export.BaseFiles;
 import dev.crucible.runner.export.FileHashes;
-import dev.crucible.runner.export.PeftAdapterWriter;
+import dev.crucible.runner.export.LoraAdapters;
 import dev.crucible.runner.plugins.Discovered;
 import dev.crucible.runner.session.ModelSession;
 import dev.crucible.runner.text.ModelTokenizer;
@@ -149,7 +149,7 @@ public final class FinetuneRun {
                     .withMaxGradNorm(settings.maxGradNorm());
             long outputBytes = method.trainsAdapters()
                     ? FinetuneOutput.adapterBytes(checkpoint, targets.modules(), settings.rank(), modelDir)
-                    : BaseFiles.of(modelDir).exportBytes();
+                    : modelFolderBytes(modelDir);
             save.checkSpace(outputBytes);
             String fingerprint = fingerprint(modelDir, checkpoint);
             TrainingRequest request = new TrainingRequest(config, checkpoint, method, baseDtype, lora, optimizer,
@@ -191,11 +191,11 @@ public final class FinetuneRun {
                 Optional<FinetuneOutput.StateToSave> state = outcome.stopped()
                         ? Optional.of(new FinetuneOutput.StateToSave(session.state(), fingerprint)) : Optional.empty();
                 FinetuneSave.Writer writer = method.trainsAdapters()
-                        ? (folder, replace, saved) -> FinetuneOutput.writeAdapter(folder, replace, session.adapters(),
-                                new PeftAdapterWriter.Config(base, settings.rank(), settings.alpha(), settings.dropout(),
-                                        targets.peftTargets()), modelDir, meta, saved)
-                        : (folder, replace, saved) -> FinetuneOutput.writeModel(folder, replace, checkpoint,
-                                session.weights(), modelDir, meta, saved);
+                        ? (folder, replace, saved) -> FinetuneOutput.writeAdapter(folder, replace, base, config,
+                                new LoraAdapters(session.adapters(), settings.rank(), settings.alpha(), settings.dropout(),
+                                        targets.peftTargets()), meta, saved)
+                        : (folder, replace, saved) -> FinetuneOutput.writeModel(folder, replace, base, config, checkpoint,
+                                session.weights(), meta, saved);
                 // Parameters and both AdamW moments, float32.
                 long stateBytes = 3L * Float.BYTES * session.trainableParameters();
                 save.save(writer, state, () -> new FinetuneOutput.StateToSave(session.state(), fingerprint),
@@ -366,6 +366,16 @@ public final class FinetuneRun {
         }
         return chosen.probe().devices().stream().filter(device -> device.index() == index)
                 .map(DeviceInfo::memoryBytes).findFirst().orElse(OptionalLong.empty());
+    }
+
+    /**
+     * What the model folder of a full fine-tune takes; the chat templates it will copy are compiled now, as every
+     * exported folder's are, so that a broken one stops the run before training rather than at the save.
+     */
+    private static long modelFolderBytes(Path modelDir) {
+        BaseFiles files = BaseFiles.of(modelDir);
+        files.checkChatTemplates();
+        return files.exportBytes();
     }
 
     /** Every adaptable projection's full name, layer by layer, as {@link TransformerWeights} binds them. */

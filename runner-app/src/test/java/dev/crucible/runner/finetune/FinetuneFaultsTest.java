@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.tensor.DType;
@@ -97,6 +99,28 @@ class FinetuneFaultsTest {
         assertTrue(resume.err().startsWith("error: --resume: " + temp.resolve("nowhere") + " has no "
                 + TrainerStateFile.FILE_NAME), resume.err());
         assertTrue(resume.out().isEmpty(), resume.out());
+        assertFalse(Files.exists(out));
+    }
+
+    /**
+     * A full fine-tune writes a model folder, which carries the base's chat template as every exported folder does:
+     * one that does not compile is refused before training (plain-text rows never render it), not at the save.
+     */
+    @Test
+    void aChatTemplateAModelFolderWouldCarryIsCheckedBeforeTraining() throws IOException {
+        Path broken = TinyModel.write(temp.resolve("broken-template"), DType.F32);
+        Path tokenizerConfig = broken.resolve("tokenizer_config.json");
+        ObjectNode config = (ObjectNode) JsonMapper.builder().build().readTree(tokenizerConfig.toFile());
+        config.put("chat_template", "{% for m in messages %}{{ m.content }");
+        Files.writeString(tokenizerConfig, config.toString());
+        Path text = Files.writeString(temp.resolve("text.jsonl"), "{\"text\": \"Pip loved to jump.\"}\n".repeat(4));
+        Path out = temp.resolve("full");
+        Cli run = Cli.run("finetune", "--model", broken.toString(), "--data", text.toString(), "--out", out.toString(),
+                "--device", "cpu", "--method", "full", "--epochs", "1", "--micro-batch", "4", "--grad-accum", "1");
+        assertEquals(2, run.exit(), run.all());
+        assertEquals(1, run.err().strip().lines().count(), run.err());
+        assertTrue(run.err().startsWith("error: the chat template in " + tokenizerConfig + " does not compile"), run.err());
+        assertFalse(run.out().contains("training"), "refused before training: " + run.out());
         assertFalse(Files.exists(out));
     }
 

@@ -2,6 +2,7 @@ package dev.crucible.runner.abliterate.config;
 
 import dev.crucible.api.scoring.Optimization;
 import dev.crucible.runner.evaluation.ScorerSpec;
+import dev.crucible.runner.export.ExportFormat;
 import dev.crucible.runner.prompts.PromptSourceSpec;
 import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.OnExisting;

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import dev.crucible.api.UserInputException;
 import dev.crucible.runner.evaluation.ScorerSpec;
+import dev.crucible.runner.export.ExportFormat;
 import dev.crucible.runner.prompts.PromptSourceSpec;
 import dev.crucible.runner.prompts.Suggestions;
 import dev.crucible.runner.session.PromptTruncation;

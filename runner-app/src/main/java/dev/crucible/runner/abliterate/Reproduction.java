@@ -1,13 +1,16 @@
-package dev.crucible.runner.export;
+package dev.crucible.runner.abliterate;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.crucible.api.scoring.Score;
 import dev.crucible.runner.abliterate.config.AbliterationSettings;
-import dev.crucible.runner.cli.VersionProvider;
+import dev.crucible.runner.evaluation.Scores;
+import dev.crucible.runner.export.ExportFormat;
+import dev.crucible.runner.export.FileHashes;
 import dev.crucible.runner.session.ModelSession;
 import dev.crucible.runner.study.FrozenTrial;
 import dev.crucible.runner.study.Objective;
+import dev.crucible.runner.version.Version;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -26,17 +29,17 @@ public final class Reproduction {
     private final Map<String, Object> record = new LinkedHashMap<>();
 
     public Reproduction(AbliterationSettings settings, FrozenTrial trial, List<Objective> objectives, List<Score> baselines,
-                        ModelSession session, String format) {
-        record.put("tool", "crucible " + VersionProvider.version());
+                        ModelSession session, ExportFormat format) {
+        record.put("tool", "crucible " + Version.current());
         record.put("command", "runner abliterate");
-        record.put("format", format);
+        record.put("format", format.userName());
         record.put("model", session.modelDir().toAbsolutePath().toString());
         record.put("seed", settings.seed());
         record.put("settings", settings.toTable());
         record.put("trial", trial.number());
         record.put("parameters", trial.params());
-        record.put("scores", scores(objectives, trial.scores()));
-        record.put("base_scores", scores(objectives, baselines));
+        record.put("scores", Scores.json(objectives, trial.scores()));
+        record.put("base_scores", Scores.json(objectives, baselines));
         Map<String, Object> environment = new LinkedHashMap<>();
         environment.put("java", Runtime.version().toString() + " (" + System.getProperty("java.vendor") + ")");
         environment.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"));
@@ -44,18 +47,6 @@ public final class Reproduction {
         environment.put("dtype", session.model().dtype().userName());
         environment.put("available_processors", Runtime.getRuntime().availableProcessors());
         record.put("environment", environment);
-    }
-
-    public static Map<String, Object> scores(List<Objective> objectives, List<Score> scores) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        for (int i = 0; i < objectives.size(); i++) {
-            Map<String, Object> s = new LinkedHashMap<>();
-            s.put("value", scores.get(i).value());
-            s.put("display", scores.get(i).display());
-            s.put("optimization", objectives.get(i).direction().name().toLowerCase(java.util.Locale.ROOT));
-            out.put(objectives.get(i).name(), s);
-        }
-        return out;
     }
 
     /** Hashes every file already in {@code folder} and writes reproduce.json beside them. */
