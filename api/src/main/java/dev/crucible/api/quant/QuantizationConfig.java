@@ -1,7 +1,7 @@
 package dev.crucible.api.quant;
 
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.WeightFormat;
 import java.util.List;
 import java.util.Locale;

@@ -1,6 +1,5 @@
 package dev.crucible.api.tensor;
 
-import dev.crucible.api.model.DType;
 
 /** {@link TensorOps#dequantize}'s default, composed of the other ops, one method per format. */
 final class ComposedDequantization {
