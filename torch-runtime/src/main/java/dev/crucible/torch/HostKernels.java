@@ -68,6 +68,44 @@ public interface HostKernels extends AutoCloseable {
     /** Index of the largest element of each contiguous row (the lowest index on ties), as I64 into {@code y}. */
     void argmax(DType dtype, MemorySegment x, MemorySegment y, int rows, int width);
 
+    /**
+     * Whether {@link #quantizedLinear} takes {@code rows} rows of {@code in} features in {@code dtype} onto
+     * {@code out} by a weight kept in the quantized {@code weight} format. None by default.
+     */
+    default boolean takesQuantizedLinear(WeightFormat weight, DType dtype, long rows, long in, long out) {
+        return false;
+    }
+
+    /**
+     * {@code y = x·wᵀ + bias} for a quantized weight given by its parts as {@code QuantizedTensor} holds them
+     * ({@code codes}, float32 {@code scales}, {@code zeroPoints} or null): {@code x [rows, in]}, {@code y [rows, out]}
+     * and {@code bias [out]} (or null) in {@code dtype}, all contiguous.
+     */
+    default void quantizedLinear(WeightFormat weight, DType dtype, MemorySegment x, MemorySegment codes,
+                                 MemorySegment scales, MemorySegment zeroPoints, MemorySegment bias, MemorySegment y,
+                                 int rows, int in, int out) {
+        throw new UnsupportedOperationException("no quantized product for " + weight);
+    }
+
+    /** Whether {@link #dequantize} takes weights of {@code weight}'s format to {@code dtype}. None by default. */
+    default boolean takesDequantize(WeightFormat weight, DType dtype) {
+        return false;
+    }
+
+    /**
+     * The dense {@code [rows, in]} weight in {@code dtype} into {@code y}, from its parts (as for
+     * {@link #quantizedLinear}), each element rounded once: what a product of many rows (a prefill) starts from.
+     */
+    default void dequantize(WeightFormat weight, DType dtype, MemorySegment codes, MemorySegment scales,
+                            MemorySegment zeroPoints, MemorySegment y, int rows, int in) {
+        throw new UnsupportedOperationException("no dequantization of " + weight);
+    }
+
+    /** One line naming the kernels products with weights of {@code weight}'s format run on, for reports. */
+    default String describe(WeightFormat weight, DType dtype) {
+        return "dequantized by libtorch ops for each product, then libtorch's matrix product";
+    }
+
     /** Frees what the kernels hold (worker threads, scratch memory); the model that uses them closes them. */
     @Override
     default void close() {

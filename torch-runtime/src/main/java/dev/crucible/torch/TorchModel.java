@@ -29,7 +29,10 @@ public final class TorchModel implements DeviceModel {
         this.threadsPerOp = threadsPerOp;
     }
 
-    /** Copies every weight {@code request.config()} needs onto {@code device}, once, in the request's dtype. */
+    /**
+     * Copies every weight {@code request.config()} needs onto {@code device}, once, in the request's dtype, the
+     * projections the request quantizes in their quantized format.
+     */
     public static TorchModel place(ShardRequest request, String device) {
         return place(request, device, null);
     }
@@ -53,7 +56,7 @@ public final class TorchModel implements DeviceModel {
         TorchOps ops = new TorchOps(device, true, kernels);
         try {
             PlacedModel placed = PlacedModel.place(request.config(), request.checkpoint(),
-                    new TorchPlacement(ops, request.dtype()));
+                    new TorchPlacement(ops, request.dtype(), request.quantization()));
             return new TorchModel(ops, kernels, placed, batchWorkers, threadsPerOp);
         } catch (RuntimeException | Error e) {
             ops.close();
@@ -69,6 +72,22 @@ public final class TorchModel implements DeviceModel {
     /** The ops this model computes with (its device, inference scopes). */
     public TorchOps ops() {
         return ops;
+    }
+
+    @Override
+    public java.util.List<String> quantizedKernels() {
+        return placed.quantizedFormats().stream()
+                .map(format -> describe(format) + ": " + ops.describeKernels(format, placed.dtype())).toList();
+    }
+
+    private static String describe(dev.crucible.api.tensor.WeightFormat format) {
+        return switch (format) {
+            case dev.crucible.api.tensor.WeightFormat.Int integers -> "int" + integers.bits()
+                    + (integers.blockSize() == 0 ? " per-channel" : " blocks of " + integers.blockSize())
+                    + (integers.zeroPoints() ? " with zero points" : "");
+            case dev.crucible.api.tensor.WeightFormat.Nf4 nf4 -> "nf4 blocks of " + nf4.blockSize();
+            default -> format.toString();
+        };
     }
 
     /** The libtorch threads this model's ops run on (empty: libtorch's default). */

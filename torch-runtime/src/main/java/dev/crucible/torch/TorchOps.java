@@ -2,6 +2,7 @@ package dev.crucible.torch;
 
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Comparison;
+import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
 import dev.crucible.api.tensor.TensorScope;
@@ -262,6 +263,42 @@ public final class TorchOps implements TensorOps, AutoCloseable {
                 : wrap(torch.linear(native_(x), native_(weight), new TensorOptional(native_(bias))));
     }
 
+    /**
+     * The backend's kernel for the weight's format where it takes these rows (a decode step's few); otherwise the
+     * weight dequantized once for this product (by the kernels where they can, else by composed ops) and libtorch's
+     * matrix product.
+     */
+    @Override
+    public Tensor linear(Tensor x, QuantizedTensor weight, Tensor bias) {
+        if (kernels != null) {
+            Tensor product = kernelQuantizedLinear(x, weight, bias);
+            if (product != null) {
+                return product;
+            }
+        }
+        return linear(x, dequantize(weight), bias);
+    }
+
+    @Override
+    public Tensor dequantize(QuantizedTensor weight) {
+        if (kernels != null && kernels.takesDequantize(weight.format(), weight.dtype()) && weight.shape().length == 2
+                && contiguous(weight.data()) && contiguous(weight.scales())
+                && (weight.zeroPoints() == null || contiguous(weight.zeroPoints()))) {
+            TorchTensor y = empty(weight.dtype(), weight.shape());
+            kernels.dequantize(weight.format(), weight.dtype(), bytes(weight.data()), bytes(weight.scales()),
+                    weight.zeroPoints() == null ? null : bytes(weight.zeroPoints()), y.hostBytes(),
+                    Math.toIntExact(weight.size(0)), Math.toIntExact(weight.size(1)));
+            return y;
+        }
+        return TensorOps.super.dequantize(weight);
+    }
+
+    /** Which kernels products with weights of {@code format} run on here. */
+    public String describeKernels(WeightFormat format, DType dtype) {
+        return kernels != null ? kernels.describe(format, dtype)
+                : "dequantized by libtorch ops for each product, then libtorch's matrix product";
+    }
+
     @Override
     public Tensor matmul(Tensor a, Tensor b) {
         return wrap(torch.matmul(native_(a), native_(b)));
@@ -415,6 +452,33 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         shape[shape.length - 1] = out;
         TorchTensor y = empty(dtype, shape);
         kernels.linear(dtype, input.hostBytes(), matrix.hostBytes(), addend == null ? null : addend.hostBytes(),
+                y.hostBytes(), (int) rows, (int) in, (int) out);
+        return y;
+    }
+
+    /** {@code x·weightᵀ + bias} by the backend's kernel for a quantized weight, or null where it does not take it. */
+    private Tensor kernelQuantizedLinear(Tensor x, QuantizedTensor weight, Tensor bias) {
+        DType dtype = x.dtype();
+        if (weight.dtype() != dtype || weight.shape().length != 2 || (bias != null && bias.dtype() != dtype)) {
+            return null;
+        }
+        long[] shape = x.shape();
+        long in = shape[shape.length - 1];
+        long out = weight.size(0);
+        long rows = 1;
+        for (int i = 0; i < shape.length - 1; i++) {
+            rows *= shape[i];
+        }
+        if (weight.size(1) != in || !kernels.takesQuantizedLinear(weight.format(), dtype, rows, in, out)
+                || !contiguous(x) || !contiguous(weight.data()) || !contiguous(weight.scales())
+                || (weight.zeroPoints() != null && !contiguous(weight.zeroPoints()))
+                || (bias != null && !contiguous(bias))) {
+            return null;
+        }
+        shape[shape.length - 1] = out;
+        TorchTensor y = empty(dtype, shape);
+        kernels.quantizedLinear(weight.format(), dtype, bytes(x), bytes(weight.data()), bytes(weight.scales()),
+                weight.zeroPoints() == null ? null : bytes(weight.zeroPoints()), bias == null ? null : bytes(bias),
                 y.hostBytes(), (int) rows, (int) in, (int) out);
         return y;
     }

@@ -83,6 +83,7 @@ public class CpuBackend extends TorchBackend {
                 : "float32 (no native bf16 on this CPU)");
         details.put("threads", Integer.toString(defaultThreads()));
         details.put("kernels", kernelsInUse());
+        details.put("quantized", quantizedKernels());
         long memory = features.memoryBytes().orElse(0);
         return Probe.available(reason, List.of(DeviceInfo.of(0, features.modelName(), memory)), details);
     }
@@ -111,6 +112,21 @@ public class CpuBackend extends TorchBackend {
             return "libtorch (" + VectorApiModule.availability().reason() + ")";
         }
         return "vector API kernels for decode steps, libtorch for the rest";
+    }
+
+    /**
+     * One line saying what products with quantized weights run on: ours for decode-sized int8/int4 products, and
+     * whether the CPU's VNNI dot products are used (they are not: the Vector API has no dot-product operation, and
+     * int8 activations multiplied as shorts ran at a twentieth of the float path, so codes widen to float32).
+     */
+    public String quantizedKernels() {
+        String vnni = features.flags().contains("avx512_vnni") || features.flags().contains("avx_vnni")
+                ? "this CPU has VNNI, which the Vector API cannot reach, so" : "no VNNI on this CPU;";
+        String ours = kernelChoice.equals("vector") && vectorApiLoaded()
+                ? "int8/int4 products of up to 8 rows on the vector API kernels (" + vnni
+                + " codes widen to float32), longer ones dequantized by them for libtorch's GEMM; "
+                : "int8/int4 dequantized by libtorch ops for each product; ";
+        return ours + "nf4 dequantized by libtorch ops for each product";
     }
 
     /**

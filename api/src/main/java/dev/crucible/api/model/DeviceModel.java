@@ -49,6 +49,15 @@ public interface DeviceModel extends AutoCloseable {
         placed().removeAdapters();
     }
 
+    /**
+     * For each quantized format among the weights, one line saying which kernel products with it run on (e.g.
+     * {@code int8 per-channel: products of up to 8 rows on ...}); empty when every weight is dense.
+     */
+    default List<String> quantizedKernels() {
+        return placed().quantizedFormats().stream()
+                .map(format -> format + ": dequantized by the backend's composed ops for each product").toList();
+    }
+
     /** Frees every device tensor; the model is unusable after. */
     @Override
     void close();

@@ -82,11 +82,7 @@ public final class PlacedModel implements AutoCloseable {
 
             @Override
             public Tensor load(String name) {
-                WeightFormat format = placement.format(name);
-                if (!(format instanceof WeightFormat.Dense dense)) {
-                    throw new IllegalStateException(name + " is placed as " + format + ", which only projections take");
-                }
-                Tensor tensor = ops.retain(placement.toDevice(floatingPoint(checkpoint, name), dense.dtype()));
+                Tensor tensor = ops.retain(placement.toDevice(floatingPoint(checkpoint, name), dtype));
                 placed.put(name, tensor);
                 return tensor;
             }
@@ -148,6 +144,44 @@ public final class PlacedModel implements AutoCloseable {
      */
     public Map<String, Tensor> placedTensors() {
         return placed;
+    }
+
+    /** The formats of the projection weights kept quantized, in the order first placed; empty when all are dense. */
+    public java.util.SequencedSet<WeightFormat> quantizedFormats() {
+        java.util.SequencedSet<WeightFormat> formats = new java.util.LinkedHashSet<>();
+        for (LoraLinear linear : linears.values()) {
+            if (linear.quantized() != null) {
+                formats.add(linear.quantized().format());
+            }
+        }
+        return formats;
+    }
+
+    /** How many projections are kept quantized. */
+    public int quantizedProjections() {
+        return (int) linears.values().stream().filter(linear -> linear.quantized() != null).count();
+    }
+
+    /** Bytes of every weight as placed: dense tensors in their dtype, quantized ones with all their parts. */
+    public long weightBytes() {
+        long bytes = 0;
+        for (Tensor tensor : placed.values()) {
+            bytes += tensor.dtype().byteSize() * elements(tensor.shape());
+        }
+        for (LoraLinear linear : linears.values()) {
+            if (linear.quantized() != null) {
+                bytes += linear.quantized().format().storedBytes(linear.quantized().shape());
+            }
+        }
+        return bytes;
+    }
+
+    private static long elements(long[] shape) {
+        long count = 1;
+        for (long extent : shape) {
+            count *= extent;
+        }
+        return count;
     }
 
     /** Every projection an adapter can attach to, layer by layer, attention before MLP. */

@@ -27,8 +27,9 @@ public interface Placement {
     Tensor toDevice(HostTensor host, DType dtype);
 
     /**
-     * How the checkpoint weight {@code name} is kept: dense in the compute dtype (the default), or a quantized
-     * format whose codec turns the stored values into parts (QLoRA keeps every projection weight as NF4).
+     * How the projection weight {@code name} is kept: dense in the compute dtype (the default), or a quantized format
+     * whose codec turns the stored values into parts (QLoRA keeps every projection weight as NF4). Embeddings,
+     * norms and biases are always dense in the compute dtype and never asked about.
      */
     default WeightFormat format(String name) {
         return WeightFormat.Dense.of(computeDtype());

@@ -2,20 +2,29 @@ package dev.crucible.api.model;
 
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.tensor.DType;
+import dev.crucible.api.quant.QuantizationConfig;
 import java.util.Objects;
 
 /**
  * What {@link dev.crucible.api.backend.HardwareBackend#shard} places: a parsed config, its open checkpoint, and
- * the compute dtype already chosen ({@link dev.crucible.api.backend.HardwareBackend#chooseDtype}). The checkpoint
- * must stay open until {@code shard} returns; the device model owns copies, never views of it.
+ * the compute dtype already chosen ({@link dev.crucible.api.backend.HardwareBackend#chooseDtype}), and which
+ * projection weights are kept quantized (each is quantized as it is read, so the full-precision model never sits in
+ * memory whole). The checkpoint must stay open until {@code shard} returns; the device model owns copies, never
+ * views of it.
  */
-public record ShardRequest(ModelConfig config, Checkpoint checkpoint, DType dtype) {
+public record ShardRequest(ModelConfig config, Checkpoint checkpoint, DType dtype, QuantizationConfig quantization) {
     public ShardRequest {
         Objects.requireNonNull(config, "config is null");
         Objects.requireNonNull(checkpoint, "checkpoint is null");
         Objects.requireNonNull(dtype, "dtype is null");
+        Objects.requireNonNull(quantization, "quantization is null");
         if (!dtype.isFloatingPoint()) {
             throw new IllegalArgumentException("compute dtype must be floating point, got " + dtype);
         }
+    }
+
+    /** Every weight dense in {@code dtype}. */
+    public ShardRequest(ModelConfig config, Checkpoint checkpoint, DType dtype) {
+        this(config, checkpoint, dtype, QuantizationConfig.NONE);
     }
 }

@@ -13,7 +13,7 @@ import java.util.Objects;
  * @param format     the format of the parts
  * @param shape      the dense weight's shape
  * @param data       the packed codes
- * @param scales     the scales, float32
+ * @param scales     the scales, float32; null for a GGUF block format, whose blocks carry their own
  * @param zeroPoints the zero points of an asymmetric format, else null
  */
 public record QuantizedHostTensor(String name, WeightFormat format, long[] shape, HostTensor data, HostTensor scales,
@@ -23,7 +23,9 @@ public record QuantizedHostTensor(String name, WeightFormat format, long[] shape
         Objects.requireNonNull(format, "format is null");
         shape = Objects.requireNonNull(shape, "shape is null").clone();
         Objects.requireNonNull(data, "data is null");
-        Objects.requireNonNull(scales, "scales is null");
+        if (scales == null && !(format instanceof WeightFormat.Gguf)) {
+            throw new NullPointerException("scales is null");
+        }
     }
 
     @Override
@@ -34,7 +36,7 @@ public record QuantizedHostTensor(String name, WeightFormat format, long[] shape
     @Override
     public boolean equals(Object other) {
         return other instanceof QuantizedHostTensor that && name.equals(that.name) && format.equals(that.format)
-                && Arrays.equals(shape, that.shape) && data.equals(that.data) && scales.equals(that.scales)
+                && Arrays.equals(shape, that.shape) && data.equals(that.data) && Objects.equals(scales, that.scales)
                 && Objects.equals(zeroPoints, that.zeroPoints);
     }
 

@@ -24,11 +24,13 @@ public interface WeightCodec {
         return Optional.empty();
     }
 
-    /** The codec for {@code format}; a format without one yet is refused by name. */
+    /** The codec for a quantized {@code format}. */
     static WeightCodec of(WeightFormat format) {
-        if (format instanceof WeightFormat.Nf4 nf4) {
-            return new Nf4Codec(nf4);
-        }
-        throw new UnsupportedOperationException("no codec for " + format + " yet");
+        return switch (format) {
+            case WeightFormat.Nf4 nf4 -> new Nf4Codec(nf4);
+            case WeightFormat.Int integers -> new IntCodec(integers);
+            case WeightFormat.Gguf gguf -> new GgufCodec(gguf);
+            case WeightFormat.Dense dense -> throw new IllegalArgumentException("a dense weight needs no codec: " + dense);
+        };
     }
 }

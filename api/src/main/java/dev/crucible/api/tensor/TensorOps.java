@@ -102,26 +102,16 @@ public interface TensorOps {
 
     /**
      * The dense weight {@code weight} stands for, in its dtype. The default composes the other ops (so a tracing
-     * backend records it like any op): for NF4 each byte's two levels are looked up in the codebook, scaled by
-     * their block's absmax in float32 and rounded once to the dtype.
+     * backend records it like any op), computing in float32 and rounding once to the dtype: NF4 looks each byte's
+     * two levels up in the codebook and scales them by their block's absmax; 8-bit integers are cast, 4-bit ones
+     * looked up like NF4's, and both shifted by their zero points and scaled per row or block.
      */
     default Tensor dequantize(QuantizedTensor weight) {
-        if (!(weight.format() instanceof WeightFormat.Nf4 nf4)) {
-            throw new UnsupportedOperationException("no dequantization of " + weight.format() + " yet");
-        }
-        long[] shape = weight.shape();
-        long count = 1;
-        for (long extent : shape) {
-            count *= extent;
-        }
-        long blocks = nf4.blocks(shape);
-        Tensor levels = embedding(weight.codebook(), cast(weight.data(), DType.I64));
-        Tensor scaled = mul(reshape(levels, blocks, nf4.blockSize()), reshape(weight.scales(), blocks, 1));
-        Tensor flat = reshape(scaled, blocks * nf4.blockSize());
-        if (count != blocks * nf4.blockSize()) {
-            flat = slice(flat, 0, 0, count);
-        }
-        return cast(reshape(flat, shape), weight.dtype());
+        return switch (weight.format()) {
+            case WeightFormat.Nf4 nf4 -> ComposedDequantization.nf4(this, weight, nf4);
+            case WeightFormat.Int integers -> ComposedDequantization.integers(this, weight, integers);
+            default -> throw new UnsupportedOperationException("no dequantization of " + weight.format());
+        };
     }
 
     /** Rows {@code table[ids]}: {@code ids} of shape S (integers) gives {@code S + [table.size(1)]}. */

@@ -59,9 +59,11 @@ public sealed interface WeightFormat {
     }
 
     /**
-     * Signed integers of {@code bits} (8 or 4, two 4-bit values per byte) with a float32 scale per output row
+     * Signed integers of {@code bits} (8, or 4 packed two per byte) with a float32 scale per output row
      * ({@code blockSize} 0: per-channel) or per block of {@code blockSize} consecutive weights of a row, and with
-     * {@code zeroPoints} an integer zero point beside each scale (asymmetric).
+     * {@code zeroPoints} an integer zero point beside each scale (asymmetric): a weight is
+     * {@code (q - zeroPoint) · scale}. Rows are packed on their own (a 4-bit row of odd width ends in half a byte),
+     * and each zero point takes a byte.
      */
     record Int(int bits, int blockSize, boolean zeroPoints) implements WeightFormat {
         public Int {
@@ -73,13 +75,22 @@ public sealed interface WeightFormat {
             }
         }
 
+        /** Scales (and zero points) per row of {@code columns} weights. */
+        public long groupsPerRow(long columns) {
+            return blockSize == 0 ? 1 : (columns + blockSize - 1) / blockSize;
+        }
+
+        /** Bytes one packed row of {@code columns} weights takes. */
+        public long rowBytes(long columns) {
+            return bits == 8 ? columns : (columns + 1) / 2;
+        }
+
         @Override
         public long storedBytes(long[] shape) {
-            long rows = shape.length == 0 ? 1 : elements(shape) / shape[shape.length - 1];
             long columns = shape.length == 0 ? 1 : shape[shape.length - 1];
-            long groups = rows * (blockSize == 0 ? 1 : (columns + blockSize - 1) / blockSize);
-            long data = (elements(shape) * bits + 7) / 8;
-            return data + groups * 4 + (zeroPoints ? (groups * bits + 7) / 8 : 0);
+            long rows = columns == 0 ? 0 : elements(shape) / columns;
+            long groups = rows * groupsPerRow(columns);
+            return rows * rowBytes(columns) + groups * 4 + (zeroPoints ? groups : 0);
         }
     }
 
@@ -97,7 +108,7 @@ public sealed interface WeightFormat {
 
     /** The ggml block types Crucible knows, with ggml's type id, weights per block and bytes per block. */
     enum GgufType {
-        Q4_0(2, 32, 18), Q8_0(8, 32, 34), Q4_K(12, 256, 144), Q6_K(14, 256, 210);
+        Q4_0(2, 32, 18), Q5_0(6, 32, 22), Q8_0(8, 32, 34), Q4_K(12, 256, 144), Q6_K(14, 256, 210);
 
         private final int ggmlType;
         private final int blockSize;

@@ -126,8 +126,8 @@ public final class Abliterator {
         }
         for (LinearModule module : session.model().linearModules()) {
             if (isEdited(module.name())) {
-                HostTensor tensor = session.checkpoint().tensor(module.name() + ".weight");
-                float[] values = tensor.toFloatArray();
+                // On a quantized model the edit starts from the rows the model computes with: the dequantized ones.
+                float[] values = session.weightValues(module.name() + ".weight");
                 weights.put(module.name(), new EditableWeight(module, values,
                         AblationAdapter.rowNorms(values, (int) module.outFeatures(), (int) module.inFeatures())));
             }

@@ -85,6 +85,11 @@ public final class AbliterateCommand implements Callable<Integer> {
         HELP.put(Setting.DEVICE, "auto, cpu, cuda, cuda:N, xla, tpu, mps or xpu (default: auto).");
         HELP.put(Setting.DTYPE, "auto, float32, bfloat16 or float16 (default: auto).");
         HELP.put(Setting.THREADS, "CPU compute threads; 0 = one per core (default).");
+        HELP.put(Setting.QUANTIZATION, "Keep projection weights as none, int8, int4 or nf4 during the study; the edits "
+                + "start from the quantized rows, exports stay full precision (default: none).");
+        HELP.put(Setting.QUANT_SCHEME, "per-channel, blockwise or asymmetric (default: per-channel for int8, blockwise for int4 and nf4).");
+        HELP.put(Setting.QUANT_BLOCK_SIZE, "Weights per scale for blockwise and asymmetric (default: 32 for int4, 128 for int8, 64 for nf4).");
+        HELP.put(Setting.QUANT_EXCLUDE, "Weights kept in full precision, names or globs (default: lm_head,model.embed_tokens; none for nothing).");
         HELP.put(Setting.HEADLESS, "Never ask: every question takes its flag's answer or its default.");
         HELP.put(Setting.SEED, "Seed of the whole study (default: random, printed).");
         HELP.put(Setting.N_TRIALS, "Trials in the study (default: 200).");
@@ -209,10 +214,12 @@ public final class AbliterateCommand implements Callable<Integer> {
             throws IOException {
         Path studyDir = start.dir();
         Path modelDir = located.folder();
-        try (ModelSession session = ModelSession.open(host, DeviceRequest.parse(settings.device()), threads(settings), located, settings.dtype());
+        try (ModelSession session = ModelSession.open(host, DeviceRequest.parse(settings.device()), threads(settings), located, settings.dtype(),
+                settings.quantization());
              Interrupts interrupts = Interrupts.install(stop, log)) {
             log.println("device " + session.backend().id() + ", " + session.model().dtype().userName() + ", "
                     + session.config().numLayers() + " layers");
+            session.quantizationReport().forEach(log::println);
             StudyCache.Key key = new StudyCache.Key(inputs, StudyStart.computation(settings, session));
             Optional<StudyCache.Prepared> earlier = cache.lookup(key);
             earlier.ifPresent(p -> log.println("directions and base model outputs: from " + cache.file()));

@@ -80,6 +80,7 @@ public final class BenchDecodeCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         err.println("bench: loading " + modelOptions.model);
         try (ModelSession session = modelOptions.open(host)) {
+            session.quantizationReport().forEach(err::println);
             long needed = (long) promptLength + newTokens;
             if (needed > session.config().contextLength()) {
                 throw new UserInputException(String.format(Locale.ROOT,

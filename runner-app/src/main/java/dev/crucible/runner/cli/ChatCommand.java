@@ -51,6 +51,7 @@ public final class ChatCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         try (ModelSession session = modelOptions.open(host)) {
+            session.quantizationReport().forEach(err::println);
             ModelTokenizer tokenizer = session.tokenizer();
             if (tokenizer.chatTemplate().isEmpty()) {
                 throw new UserInputException("the model " + modelOptions.model + " has no chat template (tokenizer_config.json "

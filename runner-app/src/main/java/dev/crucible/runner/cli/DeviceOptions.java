@@ -3,6 +3,7 @@ package dev.crucible.runner.cli;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.huggingface.hub.ModelLocator;
+import dev.crucible.api.quant.QuantizationConfig;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.session.BackendOptions;
 import dev.crucible.runner.session.ModelSession;
@@ -36,14 +37,17 @@ public final class DeviceOptions {
             description = "xla: keep compiled programs in DIR across runs, where the PJRT plugin can serialize them (default: $CRUCIBLE_XLA_CACHE).")
     String xlaCache;
 
-    /** Loads {@code model} on the chosen device, for inference, in {@code dtype} ("auto" = the backend's policy). */
-    public ModelSession open(Host host, String model, String dtype) {
-        return ModelSession.open(host, request(), threads(host), model, dtype);
+    /**
+     * Loads {@code model} on the chosen device, for inference, in {@code dtype} ("auto" = the backend's policy), its
+     * projections kept as {@code quantization} says.
+     */
+    public ModelSession open(Host host, String model, String dtype, QuantizationConfig quantization) {
+        return ModelSession.open(host, request(), threads(host), model, dtype, quantization);
     }
 
     /** The same for a model located (and checked) already. */
-    public ModelSession open(Host host, ModelLocator.Located model, String dtype) {
-        return ModelSession.open(host, request(), threads(host), model, dtype);
+    public ModelSession open(Host host, ModelLocator.Located model, String dtype, QuantizationConfig quantization) {
+        return ModelSession.open(host, request(), threads(host), model, dtype, quantization);
     }
 
     public DeviceRequest request() {

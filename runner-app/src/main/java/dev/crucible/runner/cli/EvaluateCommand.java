@@ -4,6 +4,7 @@ import com.github.freva.asciitable.AsciiTable;
 import com.github.freva.asciitable.Column;
 import com.github.freva.asciitable.HorizontalAlign;
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.quant.QuantizationConfig;
 import dev.crucible.api.scoring.PromptSet;
 import dev.crucible.api.scoring.Score;
 import dev.crucible.runner.Host;
@@ -52,10 +53,13 @@ public final class EvaluateCommand implements Callable<Integer> {
     @Mixin
     DeviceOptions deviceOptions;
 
+    @Mixin
+    QuantizationOptions quantizationOptions;
+
     @Option(names = "--model", required = true, paramLabel = "A", description = "The model to score.")
     String model;
 
-    @Option(names = "--base", paramLabel = "B", description = "The model to compare against (KL divergence is relative to it); default: A itself.")
+    @Option(names = "--base", paramLabel = "B", description = "The model to compare against (KL divergence is relative to it), always in full precision; default: A itself (with --quantization: the quantized model against full precision).")
     String base;
 
     @Option(names = "--config", paramLabel = "FILE", description = "Settings file (default: ./config.toml when present).")
@@ -86,6 +90,7 @@ public final class EvaluateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        QuantizationConfig quantization = quantizationOptions.config();
         Map<String, Object> overrides = new LinkedHashMap<>();
         if (maxResponseLength != null) {
             overrides.put("max_response_length", maxResponseLength.toString());
@@ -121,7 +126,7 @@ public final class EvaluateCommand implements Callable<Integer> {
         List<Score> baselines = new ArrayList<>();
         ModelOutputs baseOutputs;
         log.println("scoring the base " + baseSpec + " ...");
-        try (ModelSession session = deviceOptions.open(host, checkedBase.location(), dtype)) {
+        try (ModelSession session = deviceOptions.open(host, checkedBase.location(), dtype, QuantizationConfig.NONE)) {
             baseOutputs = outputs(session, settings, texts, timings, null, log);
             for (ScorerInstance s : scorers) {
                 baselines.add(s.scorer().baseline(baseOutputs));
@@ -129,8 +134,9 @@ public final class EvaluateCommand implements Callable<Integer> {
             baseOutputs.freeze();
         }
         List<Score> scores = new ArrayList<>();
-        log.println("scoring " + model + " ...");
-        try (ModelSession session = deviceOptions.open(host, checkedModel.location(), dtype)) {
+        log.println("scoring " + model + (quantization.enabled() ? " quantized" : "") + " ...");
+        try (ModelSession session = deviceOptions.open(host, checkedModel.location(), dtype, quantization)) {
+            session.quantizationReport().forEach(spec.commandLine().getErr()::println);
             ModelOutputs outputs = outputs(session, settings, texts, timings, baseOutputs, log);
             for (ScorerInstance s : scorers) {
                 scores.add(s.scorer().score(outputs));
@@ -141,11 +147,13 @@ public final class EvaluateCommand implements Callable<Integer> {
             Map<String, Object> report = new LinkedHashMap<>();
             report.put("model", model);
             report.put("base", baseSpec);
+            report.put("quantization", quantization.enabled() ? quantization.describe() : "none");
             report.put("base_scores", Scores.json(objectives, baselines));
             report.put("scores", Scores.json(objectives, scores));
             spec.commandLine().getOut().println(Json.write(report));
         } else {
-            log.println(scoreTable(objectives, baselines, scores, "model"));
+            log.println(scoreTable(objectives, baselines, scores,
+                    quantization.enabled() ? "model, " + quantization.method().userName() : "model"));
             log.println("time: " + timings);
         }
         return 0;

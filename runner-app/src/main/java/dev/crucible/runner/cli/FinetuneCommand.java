@@ -43,7 +43,10 @@ public final class FinetuneCommand implements Callable<Integer> {
     @Option(names = "--out", required = true, paramLabel = "DIR", description = "Where the adapter (or, with --method full, the model) goes.")
     Path out;
 
-    @Option(names = "--method", defaultValue = "auto", description = "auto, lora, qlora or full (default: auto = LoRA, or QLoRA when the frozen bf16 weights do not fit the device).")
+    @Mixin
+    QuantizationOptions quantizationOptions;
+
+    @Option(names = "--method", defaultValue = "auto", description = "auto, lora, qlora or full (default: auto = LoRA, or QLoRA when the frozen bf16 weights do not fit the device; with --quantization, adapters on that quantized base).")
     String method;
 
     @Option(names = "--dtype", defaultValue = "auto", description = "Compute dtype of the frozen base: auto (the backend's policy), float32, bfloat16, float16. Adapters are always float32; full training is float32.")
@@ -126,7 +129,8 @@ public final class FinetuneCommand implements Callable<Integer> {
                 dtype, rank, alpha, dropout, targetModules, epochs, microBatch, gradAccum, groupByLength, maxLength,
                 overlong(overlong), lossOn(lossOn), learningRate, warmupRatio, weightDecay, maxGradNorm, seed,
                 Optional.ofNullable(evalData), Optional.ofNullable(refusalMarkers), evalMaxNewTokens,
-                resume == null ? Optional.empty() : Optional.of(resume.isEmpty() ? out : Path.of(resume)), force);
+                resume == null ? Optional.empty() : Optional.of(resume.isEmpty() ? out : Path.of(resume)), force,
+                quantizationOptions.config());
         boolean terminal = System.console() != null && System.console().isTerminal();
         return new FinetuneRun(host, settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
                 new AtomicBoolean(), report -> { }, terminal,

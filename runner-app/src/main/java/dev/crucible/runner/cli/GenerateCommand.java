@@ -82,6 +82,7 @@ public final class GenerateCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         try (ModelSession session = modelOptions.open(host)) {
+            session.quantizationReport().forEach(spec.commandLine().getErr()::println);
             ContextBudget budget = session.budget(maxNewTokens, "--max-new-tokens", truncation);
             List<ContextBudget.Fitted> fitted = new ArrayList<>();
             for (Prompt prompt : all) {

@@ -3,6 +3,7 @@ package dev.crucible.runner.cli;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.model.LinearModule;
 import dev.crucible.api.model.LoraFactors;
+import dev.crucible.api.quant.QuantizationConfig;
 import dev.crucible.runner.Host;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.crucible.api.io.OutputLocation;
@@ -73,7 +74,7 @@ public final class MergeCommand implements Callable<Integer> {
         OutputLocation.checkNewFolder(out, force, base.exportBytes());
         Map<String, LoraFactors> adapters = PeftAdapterReader.read(adapter);
         // Placed in float32 so the factors reach the merge unrounded; the merge itself starts from the stored weights.
-        try (ModelSession session = deviceOptions.open(host, located, "float32")) {
+        try (ModelSession session = deviceOptions.open(host, located, "float32", QuantizationConfig.NONE)) {
             Set<String> modules = session.model().linearModules().stream().map(LinearModule::name)
                     .collect(Collectors.toSet());
             for (Map.Entry<String, LoraFactors> entry : adapters.entrySet()) {

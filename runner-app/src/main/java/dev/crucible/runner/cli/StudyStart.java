@@ -101,6 +101,7 @@ final class StudyStart {
         key.put("crucible", Version.current());
         key.put("backend", session.backend().id());
         key.put("dtype", session.model().dtype().userName());
+        key.put("quantization", settings.quantization().describe());
         key.put("threads", settings.threads());
         key.put("available_processors", Runtime.getRuntime().availableProcessors());
         key.put("batch_size", settings.batchSize());

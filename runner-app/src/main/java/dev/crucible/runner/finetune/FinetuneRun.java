@@ -1,5 +1,6 @@
 package dev.crucible.runner.finetune;
 
+import dev.crucible.api.quant.QuantizationConfig;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.crucible.api.UserInputException;
@@ -123,9 +124,13 @@ public final class FinetuneRun {
             Optional<HeldOut> heldOut = evalRows.map(held -> new HeldOut(encoder.encodeAll(held),
                     held.stream().flatMap(row -> encoder.probe(row).stream()).toList()));
 
-            MethodChoice choice = MethodChoice.choose(settings.method(), ModelCost.of(config, DType.BF16).weightBytes(),
-                    deviceMemory(chosen, deviceIndex), deviceName, backend::trainingUnsupported);
+            MethodChoice choice = settings.quantization().enabled()
+                    ? MethodChoice.quantizedBase(settings.quantization(), deviceName, backend::trainingUnsupported)
+                    : MethodChoice.choose(settings.method(), ModelCost.of(config, DType.BF16).weightBytes(),
+                            deviceMemory(chosen, deviceIndex), deviceName, backend::trainingUnsupported);
             TrainingMethod method = choice.method();
+            QuantizationConfig baseFormat = settings.quantization().enabled() ? settings.quantization()
+                    : method == TrainingMethod.QLORA ? TrainingRequest.QLORA_NF4 : QuantizationConfig.NONE;
             out.println("method: " + method.userName() + " (" + choice.reason() + ")");
             DType baseDtype = method == TrainingMethod.FULL ? DType.F32
                     : settings.dtype().equalsIgnoreCase("auto") ? backend.chooseDtype(config.dtype())
@@ -134,7 +139,8 @@ public final class FinetuneRun {
                     ? TargetModules.resolve(settings.targetModules(), projections(config)) : null;
             out.println("device: " + deviceName + " (" + chosen.probe().reason() + "); "
                     + (method == TrainingMethod.FULL ? "every weight trained in float32"
-                    : "base " + (method == TrainingMethod.QLORA ? "NF4 4-bit, computed in " : "")
+                    : "base " + (baseFormat.equals(TrainingRequest.QLORA_NF4) ? "NF4 4-bit, computed in "
+                    : baseFormat.enabled() ? baseFormat.describe() + ", computed in " : "")
                     + baseDtype.userName() + ", adapters float32, rank " + settings.rank() + ", alpha "
                     + number(settings.alpha()) + ", " + targets.modules().size() + " modules ("
                     + String.join(",", targets.peftTargets()) + ")"));
@@ -153,7 +159,7 @@ public final class FinetuneRun {
             save.checkSpace(outputBytes);
             String fingerprint = fingerprint(modelDir, checkpoint);
             TrainingRequest request = new TrainingRequest(config, checkpoint, method, baseDtype, lora, optimizer,
-                    settings.seed());
+                    settings.seed(), baseFormat);
 
             try (TrainingSession session = backend.startTraining(request)) {
                 List<Map<String, Object>> history = new ArrayList<>();
@@ -275,6 +281,9 @@ public final class FinetuneRun {
         meta.put("method", choice.method().userName());
         meta.put("method_reason", choice.reason());
         meta.put("dtype", baseDtype.userName());
+        if (settings.quantization().enabled()) {
+            meta.put("quantization", settings.quantization().describe());
+        }
         if (choice.method().trainsAdapters()) {
             meta.put("adapter_dtype", "float32");
             meta.put("rank", settings.rank());

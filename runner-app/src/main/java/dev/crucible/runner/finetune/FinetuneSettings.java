@@ -1,5 +1,6 @@
 package dev.crucible.runner.finetune;
 
+import dev.crucible.api.quant.QuantizationConfig;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.train.TrainingMethod;
@@ -23,9 +24,28 @@ public record FinetuneSettings(
         Optional<TrainingMethod> method, String dtype, int rank, double alpha, double dropout, String targetModules,
         int epochs, int microBatch, int gradAccum, boolean groupByLength, int maxLength, ExampleEncoder.Overlong overlong, ExampleEncoder.LossOn lossOn,
         double learningRate, double warmupRatio, double weightDecay, double maxGradNorm, long seed,
-        Optional<Path> evalData, Optional<Path> refusalMarkers, int evalMaxNewTokens, Optional<Path> resume, boolean force) {
+        Optional<Path> evalData, Optional<Path> refusalMarkers, int evalMaxNewTokens, Optional<Path> resume, boolean force,
+        QuantizationConfig quantization) {
+
+    /** Without {@code --quantization}: the method's own base. */
+    public FinetuneSettings(String model, Path data, Path out, DeviceRequest device, OptionalInt threads,
+                            Optional<TrainingMethod> method, String dtype, int rank, double alpha, double dropout,
+                            String targetModules, int epochs, int microBatch, int gradAccum, boolean groupByLength,
+                            int maxLength, ExampleEncoder.Overlong overlong, ExampleEncoder.LossOn lossOn,
+                            double learningRate, double warmupRatio, double weightDecay, double maxGradNorm, long seed,
+                            Optional<Path> evalData, Optional<Path> refusalMarkers, int evalMaxNewTokens,
+                            Optional<Path> resume, boolean force) {
+        this(model, data, out, device, threads, method, dtype, rank, alpha, dropout, targetModules, epochs, microBatch,
+                gradAccum, groupByLength, maxLength, overlong, lossOn, learningRate, warmupRatio, weightDecay,
+                maxGradNorm, seed, evalData, refusalMarkers, evalMaxNewTokens, resume, force, QuantizationConfig.NONE);
+    }
 
     public FinetuneSettings {
+        java.util.Objects.requireNonNull(quantization, "quantization is null");
+        if (quantization.enabled() && method.isPresent() && method.get() == TrainingMethod.FULL) {
+            throw new UserInputException("--method full trains every weight in float32; --quantization "
+                    + quantization.method().userName() + " needs --method auto, lora or qlora (adapters on a quantized base)");
+        }
         if (rank < 1) {
             throw new UserInputException("--rank must be at least 1, got " + rank);
         }
@@ -70,6 +90,9 @@ public record FinetuneSettings(
         identity.put("weight_decay", weightDecay);
         identity.put("max_grad_norm", maxGradNorm);
         identity.put("seed", seed);
+        if (quantization.enabled()) {
+            identity.put("quantization", quantization.describe());
+        }
         return identity;
     }
 }

@@ -1,5 +1,6 @@
 package dev.crucible.runner.finetune;
 
+import dev.crucible.api.quant.QuantizationConfig;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.train.TrainingMethod;
 import java.util.Locale;
@@ -55,6 +56,16 @@ public record MethodChoice(TrainingMethod method, String reason) {
         }
         return new MethodChoice(TrainingMethod.QLORA, tooBig + "; a 4-bit NF4 base needs about "
                 + size(bf16Bytes / 4 + bf16Bytes / 64));
+    }
+
+    /**
+     * {@code --quantization} given: adapters on that quantized base (QLoRA's method, whatever the format), with
+     * {@code --method} auto, lora or qlora (the settings refuse full).
+     */
+    public static MethodChoice quantizedBase(QuantizationConfig quantization, String device,
+                                             Function<TrainingMethod, Optional<String>> unsupported) {
+        return supported(TrainingMethod.QLORA, unsupported, device, "--quantization "
+                + quantization.method().userName() + " was asked for: float32 adapters on a quantized base");
     }
 
     private static MethodChoice supported(TrainingMethod method, Function<TrainingMethod, Optional<String>> unsupported,

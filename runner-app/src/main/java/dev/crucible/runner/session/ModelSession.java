@@ -12,9 +12,14 @@ import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.Generation;
 import dev.crucible.api.model.MergedWeights;
 import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.model.ShardRequest;
 import dev.crucible.api.model.TransformerWeights;
+import dev.crucible.api.io.OutputLocation;
+import dev.crucible.api.quant.QuantizationConfig;
+import dev.crucible.api.quant.WeightCodec;
 import dev.crucible.api.tensor.DType;
+import dev.crucible.api.tensor.WeightFormat;
 import dev.crucible.huggingface.hub.ModelLocator;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.backends.ActiveBackend;
@@ -41,9 +46,11 @@ public final class ModelSession implements AutoCloseable {
     private final ActiveBackend<?, ?> backend;
     private final ActiveBackend.LoadedModel model;
     private final OptionalInt threads;
+    private final QuantizationConfig quantization;
 
     private ModelSession(ModelLocator.Located location, ModelConfig config, Checkpoint checkpoint, ModelTokenizer tokenizer,
-                         ActiveBackend<?, ?> backend, ActiveBackend.LoadedModel model, OptionalInt threads) {
+                         ActiveBackend<?, ?> backend, ActiveBackend.LoadedModel model, OptionalInt threads,
+                         QuantizationConfig quantization) {
         this.location = location;
         this.config = config;
         this.checkpoint = checkpoint;
@@ -51,6 +58,7 @@ public final class ModelSession implements AutoCloseable {
         this.backend = backend;
         this.model = model;
         this.threads = threads;
+        this.quantization = quantization;
     }
 
     /**
@@ -58,23 +66,25 @@ public final class ModelSession implements AutoCloseable {
      * environment, then loads the model. Order matters: the environment is chosen before any native runtime is
      * touched (resolving and reading the config are plain Java).
      *
-     * @param dtypeName {@code auto} (the backend's policy for the checkpoint's dtype), float32, bfloat16, float16
+     * @param dtypeName    {@code auto} (the backend's policy for the checkpoint's dtype), float32, bfloat16, float16
+     * @param quantization which projection weights are kept quantized, and how (each quantized as it loads)
      */
-    public static ModelSession open(Host host, DeviceRequest device, OptionalInt threads, String modelSpec, String dtypeName) {
+    public static ModelSession open(Host host, DeviceRequest device, OptionalInt threads, String modelSpec, String dtypeName,
+                                    QuantizationConfig quantization) {
         ProbedBackend chosen = host.resolve(device);
         return open(chosen, BackendOptions.withEnvironment(device, host.environment()), threads,
-                locateModel(host, modelSpec), dtypeName);
+                locateModel(host, modelSpec), dtypeName, quantization);
     }
 
-    /** {@link #open(Host, DeviceRequest, OptionalInt, String, String)} for a model located (and checked) already. */
+    /** {@link #open(Host, DeviceRequest, OptionalInt, String, String, QuantizationConfig)} for a model located already. */
     public static ModelSession open(Host host, DeviceRequest device, OptionalInt threads, ModelLocator.Located location,
-                                    String dtypeName) {
+                                    String dtypeName, QuantizationConfig quantization) {
         return open(host.resolve(device), BackendOptions.withEnvironment(device, host.environment()), threads, location,
-                dtypeName);
+                dtypeName, quantization);
     }
 
     private static ModelSession open(ProbedBackend chosen, DeviceRequest device, OptionalInt threads,
-                                     ModelLocator.Located location, String dtypeName) {
+                                     ModelLocator.Located location, String dtypeName, QuantizationConfig quantization) {
         Path dir = location.folder();
         ModelConfig config = ModelConfig.read(dir);
         ActiveBackend<?, ?> backend = ActiveBackend.setUp(chosen, device, threads);
@@ -83,8 +93,8 @@ public final class ModelSession implements AutoCloseable {
         try {
             checkpoint = Checkpoint.open(dir);
             DType dtype = dtypeName.equalsIgnoreCase("auto") ? backend.chooseDtype(config.dtype()) : parseDtype(dtypeName);
-            ActiveBackend.LoadedModel model = backend.shard(new ShardRequest(config, checkpoint, dtype));
-            return new ModelSession(location, config, checkpoint, tokenizer, backend, model, threads);
+            ActiveBackend.LoadedModel model = backend.shard(new ShardRequest(config, checkpoint, dtype, quantization));
+            return new ModelSession(location, config, checkpoint, tokenizer, backend, model, threads, quantization);
         } catch (RuntimeException e) {
             tokenizer.close();
             if (checkpoint != null) {
@@ -183,6 +193,44 @@ public final class ModelSession implements AutoCloseable {
     /** This machine's ceilings as the model's ops run, measured now. */
     public Ceilings measureCeilings(Duration budget) {
         return model.measureCeilings(budget);
+    }
+
+    /** How the projection weights are kept on the device. */
+    public QuantizationConfig quantization() {
+        return quantization;
+    }
+
+    /**
+     * What a run prints first about a quantized model: the scheme and what stays in full precision, the weights'
+     * bytes, and the kernel each quantized format's products run on. Empty when every weight is dense.
+     */
+    public List<String> quantizationReport() {
+        if (!quantization.enabled()) {
+            return List.of();
+        }
+        PlacedModel placed = model.model().placed();
+        List<String> lines = new java.util.ArrayList<>();
+        lines.add("quantization: " + quantization.describe() + "; " + placed.quantizedProjections() + " of "
+                + placed.linearModules().size() + " projections quantized, weights "
+                + OutputLocation.bytes(placed.weightBytes()) + " on the device");
+        for (String kernel : model.model().quantizedKernels()) {
+            lines.add("kernels: " + kernel);
+        }
+        return lines;
+    }
+
+    /**
+     * The float32 values of the projection weight {@code name} as the model computes with them: the stored weight, or
+     * for a quantized one, what its codes dequantize to (an edit computed from the weight starts from those rows).
+     */
+    public float[] weightValues(String name) {
+        float[] stored = checkpoint.tensor(name).toFloatArray();
+        WeightFormat format = quantization.formatFor(name, model.model().dtype());
+        if (format instanceof WeightFormat.Dense) {
+            return stored;
+        }
+        WeightCodec codec = WeightCodec.of(format);
+        return codec.decode(codec.encode(name, stored, checkpoint.info(name).shape()));
     }
 
     public Path modelDir() {

@@ -1,5 +1,6 @@
 package dev.crucible.runner.abliterate;
 
+import dev.crucible.api.quant.QuantizationConfig;
 import dev.crucible.runner.abliterate.config.RowNormalization;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -56,7 +57,8 @@ class AbliteratorTest {
         Path model = temp.resolve("tiny");
         ModelInitializer.write(new ModelInitializer.Spec(Architecture.LLAMA, 32, 3, 4, 2, 8, 64, 400, true, DType.F32, 5, 256, 10000, 0.2), model, false);
         host = new Host(new RunnerEnvironment(Map.of(), Optional.empty()), AbliteratorTest.class.getClassLoader());
-        session = ModelSession.open(host, DeviceRequest.parse("cpu"), OptionalInt.of(1), model.toString(), "auto");
+        session = ModelSession.open(host, DeviceRequest.parse("cpu"), OptionalInt.of(1), model.toString(), "auto",
+                QuantizationConfig.NONE);
         Optional<String> system = Optional.of("You are a helpful assistant.");
         abliterator = new Abliterator(session, new Abliterator.Prompts(new Abliterator.PromptGroup("bad-prompts", BAD, system),
                 new Abliterator.PromptGroup("good-prompts", GOOD, system),

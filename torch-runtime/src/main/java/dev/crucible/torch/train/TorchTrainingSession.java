@@ -319,11 +319,10 @@ public final class TorchTrainingSession implements TrainingSession {
                     return device.toDevice(host, dtype);
                 }
 
-                /** QLoRA: every projection weight as NF4 blocks, dequantized per matmul; norms and embeddings dense. */
+                /** QLoRA: projection weights quantized (NF4 unless asked otherwise), dequantized per matmul. */
                 @Override
                 public WeightFormat format(String name) {
-                    return method == TrainingMethod.QLORA && name.endsWith("_proj.weight") ? WeightFormat.Nf4.QLORA
-                            : WeightFormat.Dense.of(weightDtype);
+                    return request.quantization().formatFor(name, weightDtype);
                 }
             });
             if (method == TrainingMethod.FULL) {

@@ -51,6 +51,8 @@ public final class VectorKernels implements HostKernels {
     }
 
     private final ThreadLocal<Widened> widened = ThreadLocal.withInitial(Widened::new);
+    /** The input of a quantized product as {@link QuantizedMatVec} lays it out; as {@link #widened}. */
+    private final ThreadLocal<Widened> prepared = ThreadLocal.withInitial(Widened::new);
 
     /** Kernels for both float32 and bfloat16 tensors, warmed up for both. */
     public VectorKernels(int threads) {
@@ -202,19 +204,96 @@ public final class VectorKernels implements HostKernels {
         TokenOps.argmax(dtype == DType.BF16, x, y, rows, width);
     }
 
+    /** At most this many activation rows per quantized product: past it, dequantize once and use libtorch's GEMM. */
+    static final int MAX_QUANTIZED_ROWS = 8;
+
+    @Override
+    public boolean takesQuantizedLinear(WeightFormat weight, DType dtype, long rows, long in, long out) {
+        return weight instanceof WeightFormat.Int && (dtype == DType.F32 || dtype == DType.BF16) && rows >= 1
+                && rows <= MAX_QUANTIZED_ROWS && in * rows <= Integer.MAX_VALUE / 2 && out * rows <= Integer.MAX_VALUE;
+    }
+
+    @Override
+    public void quantizedLinear(WeightFormat weight, DType dtype, MemorySegment x, MemorySegment codes,
+                                MemorySegment scales, MemorySegment zeroPoints, MemorySegment bias, MemorySegment y,
+                                int rows, int in, int out) {
+        WeightFormat.Int format = (WeightFormat.Int) weight;
+        boolean bf16 = dtype == DType.BF16;
+        int bits = format.bits();
+        int block = block(format, in);
+        boolean sums = bits == 8 && zeroPoints != null;
+        MemorySegment input = widenInput(x, rows * in, bf16);
+        QuantizedMatVec.Input laidOut = bits == 8 && !sums
+                ? new QuantizedMatVec.Input(input, null, rows, in, in, (in + block - 1) / block, block)
+                : QuantizedMatVec.prepare(input, buffer(prepared, 4 * QuantizedMatVec.scratchFloats(bits, rows, in,
+                        block, sums)), bits, rows, in, block, sums);
+        long rowBytes = format.rowBytes(in);
+        int rowsPerTask = (int) Math.max(1, TASK_BYTES / rowBytes);
+        int tasks = rowBytes * out < PARALLEL_BYTES ? 1 : (out + rowsPerTask - 1) / rowsPerTask;
+        int perTask = tasks == 1 ? out : rowsPerTask;
+        pool.run(tasks, task -> {
+            int from = task * perTask;
+            int to = Math.min(out, from + perTask);
+            if (bits == 8) {
+                QuantizedMatVec.int8(codes, scales, zeroPoints, laidOut, bias, bf16, y, out, from, to);
+            } else {
+                QuantizedMatVec.int4(codes, scales, zeroPoints, laidOut, bias, bf16, y, out, from, to);
+            }
+        });
+    }
+
+    @Override
+    public boolean takesDequantize(WeightFormat weight, DType dtype) {
+        return weight instanceof WeightFormat.Int && (dtype == DType.F32 || dtype == DType.BF16);
+    }
+
+    @Override
+    public void dequantize(WeightFormat weight, DType dtype, MemorySegment codes, MemorySegment scales,
+                           MemorySegment zeroPoints, MemorySegment y, int rows, int in) {
+        WeightFormat.Int format = (WeightFormat.Int) weight;
+        int block = block(format, in);
+        int rowsPerTask = Math.max(1, ELEMENTS_PER_TASK / in);
+        inChunks(rows, rowsPerTask, (from, count) -> QuantizedMatVec.dequantize(format.bits(), codes, scales,
+                zeroPoints, dtype == DType.BF16, y, in, block, from, from + count));
+    }
+
+    @Override
+    public String describe(WeightFormat weight, DType dtype) {
+        if (!takesDequantize(weight, dtype)) {
+            return "dequantized by libtorch ops for each product, then libtorch's matrix product";
+        }
+        return "products of up to " + MAX_QUANTIZED_ROWS + " rows on the vector API kernels ("
+                + ((WeightFormat.Int) weight).bits() + "-bit codes widened to float32 in "
+                + QuantizedMatVec.FLOATS.vectorBitSize() + "-bit registers), longer ones dequantized to "
+                + dtype.userName() + " by them for libtorch's matrix product";
+    }
+
+    /** Weights per scale; per channel, the row (rounded up to whole bytes for 4 bits). */
+    private static int block(WeightFormat.Int format, int in) {
+        if (format.blockSize() != 0) {
+            return format.blockSize();
+        }
+        return format.bits() == 4 ? 2 * ((in + 1) / 2) : in;
+    }
+
     /** Shuts the helper threads down. */
     public void close() {
         pool.close();
     }
 
-    private MemorySegment widenInput(MemorySegment source, int count, boolean bf16) {
-        long bytes = 4L * count;
-        Widened buffer = widened.get();
+    /** The calling thread's buffer of {@code holder}, at least {@code bytes} long (contents undefined). */
+    private static MemorySegment buffer(ThreadLocal<Widened> holder, long bytes) {
+        Widened buffer = holder.get();
         if (buffer.view.byteSize() < bytes) {
             buffer.owner = Arena.ofAuto().allocate(Math.max(bytes, 64 << 10), 64);
             buffer.view = MemorySegment.ofAddress(buffer.owner.address()).reinterpret(buffer.owner.byteSize());
         }
-        MemorySegment scratch = buffer.view;
+        return buffer.view;
+    }
+
+    private MemorySegment widenInput(MemorySegment source, int count, boolean bf16) {
+        long bytes = 4L * count;
+        MemorySegment scratch = buffer(widened, bytes);
         if (bf16) {
             for (int i = 0; i < count; i++) {
                 scratch.setAtIndex(ValueLayout.JAVA_FLOAT, i,

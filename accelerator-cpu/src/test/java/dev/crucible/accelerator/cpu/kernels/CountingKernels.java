@@ -76,4 +76,34 @@ final class CountingKernels implements HostKernels {
         count("argmax");
         delegate.argmax(dtype, x, y, rows, width);
     }
+
+    @Override
+    public boolean takesQuantizedLinear(WeightFormat weight, DType dtype, long rows, long in, long out) {
+        return delegate.takesQuantizedLinear(weight, dtype, rows, in, out);
+    }
+
+    @Override
+    public void quantizedLinear(WeightFormat weight, DType dtype, MemorySegment x, MemorySegment codes,
+                                MemorySegment scales, MemorySegment zeroPoints, MemorySegment bias, MemorySegment y,
+                                int rows, int in, int out) {
+        count("quantizedLinear");
+        delegate.quantizedLinear(weight, dtype, x, codes, scales, zeroPoints, bias, y, rows, in, out);
+    }
+
+    @Override
+    public boolean takesDequantize(WeightFormat weight, DType dtype) {
+        return delegate.takesDequantize(weight, dtype);
+    }
+
+    @Override
+    public void dequantize(WeightFormat weight, DType dtype, MemorySegment codes, MemorySegment scales,
+                           MemorySegment zeroPoints, MemorySegment y, int rows, int in) {
+        count("dequantize");
+        delegate.dequantize(weight, dtype, codes, scales, zeroPoints, y, rows, in);
+    }
+
+    @Override
+    public String describe(WeightFormat weight, DType dtype) {
+        return delegate.describe(weight, dtype);
+    }
 }

@@ -3,6 +3,7 @@ package dev.crucible.runner.abliterate.config;
 import dev.crucible.api.UserInputException;
 import dev.crucible.runner.evaluation.ScorerSpec;
 import dev.crucible.runner.export.ExportFormat;
+import dev.crucible.api.quant.QuantizationConfig;
 import dev.crucible.runner.prompts.PromptSourceSpec;
 import dev.crucible.runner.session.PromptTruncation;
 import dev.crucible.runner.study.OnExisting;
@@ -29,6 +30,8 @@ import java.util.Set;
  * @param device                {@code auto}, or a device such as {@code cuda:1}, resolved by the backends
  * @param dtype                 {@code auto}, {@code float32}, {@code bfloat16} or {@code float16}
  * @param threads               CPU threads; 0 lets the backend decide
+ * @param quantization          how the model's projection weights are kept while the study runs (the edits are
+ *                              computed from the weights as quantized; exports are full precision)
  * @param headless              never ask: every question takes its flag's answer or its default
  * @param seed                  the seed of the optimizer and of every randomized step
  * @param seedGenerated         true when no seed was given and {@link #seed} was drawn (print it so runs repeat)
@@ -67,6 +70,7 @@ public record AbliterationSettings(
         String device,
         String dtype,
         int threads,
+        QuantizationConfig quantization,
         boolean headless,
         long seed,
         boolean seedGenerated,
@@ -105,6 +109,7 @@ public record AbliterationSettings(
         Objects.requireNonNull(model, "model is null");
         Objects.requireNonNull(device, "device is null");
         Objects.requireNonNull(dtype, "dtype is null");
+        Objects.requireNonNull(quantization, "quantization is null");
         Objects.requireNonNull(rowNormalization, "rowNormalization is null");
         directionScopes = List.copyOf(directionScopes);
         Objects.requireNonNull(goodPrompts, "goodPrompts is null");
@@ -144,6 +149,14 @@ public record AbliterationSettings(
         table.put("device", device);
         table.put("dtype", dtype);
         table.put("threads", threads);
+        table.put("quantization", quantization.method().userName());
+        if (quantization.enabled()) {
+            table.put("quant_scheme", quantization.scheme().userName());
+            if (quantization.blockSize() > 0) {
+                table.put("quant_block_size", quantization.blockSize());
+            }
+        }
+        table.put("quant_exclude", quantization.exclude());
         table.put("headless", headless);
         table.put("seed", seed);
         table.put("n_trials", nTrials);

@@ -1,5 +1,6 @@
 package dev.crucible.runner.abliterate.config;
 
+import dev.crucible.api.quant.QuantizationConfig;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -380,6 +381,9 @@ public final class SettingsLoader {
                 (String) values.get(Setting.DEVICE),
                 (String) values.get(Setting.DTYPE),
                 (Integer) values.get(Setting.THREADS),
+                QuantizationConfig.parse((String) values.get(Setting.QUANTIZATION),
+                        (String) values.get(Setting.QUANT_SCHEME), (Integer) values.get(Setting.QUANT_BLOCK_SIZE),
+                        (List<String>) values.get(Setting.QUANT_EXCLUDE), false),
                 (Boolean) values.get(Setting.HEADLESS),
                 seed,
                 seedGenerated,

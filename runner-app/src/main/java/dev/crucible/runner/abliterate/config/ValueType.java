@@ -226,6 +226,20 @@ sealed interface ValueType {
         }
     }
 
+    /** A list of strings: a TOML array, or comma-separated text; blanks are dropped. */
+    record Names() implements ValueType {
+        @Override
+        public Object convert(Object raw, Origin origin, String where) {
+            if (raw instanceof List<?> list && list.stream().allMatch(String.class::isInstance)) {
+                return list.stream().map(item -> ((String) item).strip()).filter(s -> !s.isEmpty()).toList();
+            }
+            if (raw instanceof String text) {
+                return Arrays.stream(text.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
+            }
+            throw mismatch(where, "a list of names", raw);
+        }
+    }
+
     /** Prompt sets and scorers are merged by the loader itself (tables, partial overrides). */
     record Structured(String expected) implements ValueType {
         @Override
