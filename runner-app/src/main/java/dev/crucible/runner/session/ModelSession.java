@@ -82,8 +82,9 @@ public final class ModelSession implements AutoCloseable {
         Checkpoint checkpoint = null;
         try {
             checkpoint = Checkpoint.open(dir);
-            DType dtype = dtypeName.equalsIgnoreCase("auto") ? backend.chooseDtype(config.dtype()) : parseDtype(dtypeName);
-            ActiveBackend.LoadedModel model = backend.shard(new ShardRequest(config, checkpoint, dtype));
+            boolean auto = dtypeName.equalsIgnoreCase("auto");
+            DType dtype = auto ? backend.chooseDtype(config.dtype()) : parseDtype(dtypeName);
+            ActiveBackend.LoadedModel model = backend.shard(new ShardRequest(config, checkpoint, dtype, auto));
             return new ModelSession(location, config, checkpoint, tokenizer, backend, model, threads);
         } catch (RuntimeException e) {
             tokenizer.close();
