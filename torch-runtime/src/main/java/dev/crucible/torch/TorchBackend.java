@@ -34,7 +34,7 @@ import java.util.function.IntConsumer;
  * size for batch size 0 ({@link #batchSizeSearchCap}).
  *
  * <pre>{@code
- * public final class CpuBackend extends TorchBackend {
+ * public final class CpuBackend extends TorchBackend<TorchEnvironment> {
  *     public TorchEnvironment setupEnvironment(SetupRequest request) {
  *         return new TorchEnvironment(request.device(), "cpu", request.threads());
  *     }
@@ -42,7 +42,7 @@ import java.util.function.IntConsumer;
  * }
  * }</pre>
  */
-public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, TorchModel> {
+public abstract class TorchBackend<E extends TorchEnvironment> implements HardwareBackend<E, TorchModel> {
 
     /** Prompts per batch when a request leaves it to the backend. */
     protected int defaultBatchSize(TorchModel model) {
@@ -50,7 +50,7 @@ public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, 
     }
 
     @Override
-    public TorchModel shard(TorchEnvironment environment, ShardRequest request) {
+    public TorchModel shard(E environment, ShardRequest request) {
         environment.activate();
         List<DType> candidates = request.autoDtype() ? dtypeCandidates(environment, request.dtype())
                 : List.of(request.dtype());
@@ -66,11 +66,19 @@ public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, 
      * ({@link DtypeFallback}); {@code chosen} is {@link #chooseDtype}'s answer. The default is {@code chosen} alone,
      * unchecked.
      */
-    protected List<DType> dtypeCandidates(TorchEnvironment environment, DType chosen) {
+    protected List<DType> dtypeCandidates(E environment, DType chosen) {
         return List.of(chosen);
     }
 
-    private TorchModel place(TorchEnvironment environment, ShardRequest request) {
+    /**
+     * Called before a model is placed in {@code request.dtype()}, once per dtype tried: a backend refuses here, with
+     * one line, a model its devices cannot hold. The default places whatever it is given.
+     */
+    protected void checkFits(E environment, ShardRequest request) {
+    }
+
+    private TorchModel place(E environment, ShardRequest request) {
+        checkFits(environment, request);
         int workers = batchWorkers(environment, request.config());
         // With batch workers each batch runs on a thread of its own, every op inside it on that thread alone.
         OptionalInt opThreads = workers > 1 ? OptionalInt.of(1) : environment.threads();
@@ -107,7 +115,7 @@ public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, 
      * How many batches of a request for this model run at once, each on a thread of its own with every op inside it
      * single-threaded; 1, the default, runs batches one after another with the threads working inside each op.
      */
-    protected int batchWorkers(TorchEnvironment environment, ModelConfig config) {
+    protected int batchWorkers(E environment, ModelConfig config) {
         return 1;
     }
 
@@ -120,7 +128,7 @@ public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, 
      *                       calls come from several threads at once
      * @param dtype          the dtype the model computes in (kernels may prepare for it)
      */
-    protected HostKernels hostKernels(TorchEnvironment environment, int threadsPerCall, DType dtype) {
+    protected HostKernels hostKernels(E environment, int threadsPerCall, DType dtype) {
         return null;
     }
 
@@ -146,7 +154,7 @@ public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, 
     }
 
     @Override
-    public Map<String, String> runtimeDetails(TorchEnvironment environment) {
+    public Map<String, String> runtimeDetails(E environment) {
         environment.activate();
         Map<String, String> details = new LinkedHashMap<>();
         details.put("device", environment.torchDevice());
@@ -240,7 +248,7 @@ public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, 
     }
 
     @Override
-    public TrainingSession startTraining(TorchEnvironment environment, TrainingRequest request) {
+    public TrainingSession startTraining(E environment, TrainingRequest request) {
         environment.activate();
         environment.threads().ifPresent(TorchRuntime::setThreads);
         return TorchTrainingSession.start(request, environment.torchDevice());

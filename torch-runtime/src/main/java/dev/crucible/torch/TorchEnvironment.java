@@ -10,9 +10,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * What a libtorch backend's set-up chose: the build of libtorch the process loads, the libtorch device string models
  * are placed on and the intra-op thread count (empty: libtorch's default). Made by {@code setupEnvironment} without
  * touching libtorch; libtorch is loaded and the threads applied when the environment is first
- * {@link #activate() activated}.
+ * {@link #activate() activated}. A backend that needs more (the GPUs a run may use) extends it.
  */
-public final class TorchEnvironment implements BackendEnvironment {
+public class TorchEnvironment implements BackendEnvironment {
 
     private final DeviceRequest device;
     private final LibtorchBuild build;
