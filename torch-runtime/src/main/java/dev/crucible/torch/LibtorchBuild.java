@@ -16,14 +16,20 @@ import java.util.Objects;
  * @param name               what the user calls it: {@code CPU}, {@code CUDA}
  * @param platformExtension  JavaCPP's platform extension for the pytorch natives ({@code ""} or {@code -gpu})
  * @param rebuildHint        what to do when the natives are missing, e.g. {@code rebuild with -Pcuda}
+ * @param gateLibrary        a library of the build opened on its own before JavaCPP loads it ({@code ""}: none), see
+ *                           {@link TorchRuntime#load(LibtorchBuild)}
  */
-public record LibtorchBuild(String name, String platformExtension, String rebuildHint) {
+public record LibtorchBuild(String name, String platformExtension, String rebuildHint, String gateLibrary) {
 
     /** The platform's own build: the CPU on Linux, the CPU and MPS on macOS. */
-    public static final LibtorchBuild DEFAULT = new LibtorchBuild("CPU", "", "rebuild without a GPU profile");
+    public static final LibtorchBuild DEFAULT = new LibtorchBuild("CPU", "", "rebuild without a GPU profile", "");
 
-    /** The CUDA 13 build for NVIDIA GPUs ({@code -Pcuda}): needs CUDA 13, cuDNN 9 and NCCL 2 on the machine. */
-    public static final LibtorchBuild CUDA = new LibtorchBuild("CUDA", "-gpu", "rebuild with -Pcuda");
+    /**
+     * The CUDA 13 build for NVIDIA GPUs ({@code -Pcuda}): needs CUDA 13, cuDNN 9 and NCCL 2 on the machine. Its gate
+     * is {@code libtorch_cuda.so}, which links every one of them.
+     */
+    public static final LibtorchBuild CUDA = new LibtorchBuild("CUDA", "-gpu", "rebuild with -Pcuda",
+            "libtorch_cuda.so");
 
     /** Native packages whose folders {@link TorchRuntime} extracts before the first load; only pytorch has a GPU build. */
     static final List<String> NATIVE_PACKAGES = List.of("javacpp", "openblas", "pytorch");
@@ -32,6 +38,7 @@ public record LibtorchBuild(String name, String platformExtension, String rebuil
         Objects.requireNonNull(name, "name is null");
         Objects.requireNonNull(platformExtension, "platformExtension is null");
         Objects.requireNonNull(rebuildHint, "rebuildHint is null");
+        Objects.requireNonNull(gateLibrary, "gateLibrary is null");
     }
 
     /** The resource folder of {@code nativePackage}'s natives for {@code platform}, e.g. {@code /org/bytedeco/pytorch/linux-x86_64-gpu/}. */

@@ -103,12 +103,36 @@ public final class TorchRuntime {
                 throw new UncheckedIOException("cannot extract libtorch into JavaCPP's cache", e);
             }
             try {
+                openGate(build, nativeDirectories);
                 Loader.load(torch.class);
             } catch (UnsatisfiedLinkError e) {
                 throw new UserInputException("cannot load the " + build + ": " + describeLoadFailure(e), e);
             }
             loaded = build;
         }
+    }
+
+    /**
+     * Opens the build's gate library before JavaCPP loads the build. When a library of the GPU build cannot be opened
+     * (a CUDA library missing), JavaCPP's loader goes on to the same library of the CPU build if that jar is on the
+     * classpath too, as in a {@code -Pcuda} distribution; the two builds' {@code libtorch_cpu.so} then both register
+     * their kernels and libtorch aborts the JVM ("Tried to register multiple backend fallbacks", seen here). Opened
+     * first, on its own, the gate fails with the dynamic linker's message instead, and nothing of either build is
+     * loaded. OpenBLAS is loaded first because the build's {@code libtorch_cpu.so} links JavaCPP's copy of it.
+     */
+    private static void openGate(LibtorchBuild build, File[] directories) {
+        if (build.gateLibrary().isEmpty()) {
+            return;
+        }
+        Loader.load(org.bytedeco.openblas.global.openblas.class);
+        for (File directory : directories) {
+            File gate = new File(directory, build.gateLibrary());
+            if (gate.isFile()) {
+                System.load(gate.getAbsolutePath());
+                return;
+            }
+        }
+        throw new UnsatisfiedLinkError(build.gateLibrary() + " is not in the " + build + "'s natives");
     }
 
     /** The build this process loaded; empty before the first load. */
