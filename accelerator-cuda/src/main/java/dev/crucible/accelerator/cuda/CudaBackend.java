@@ -5,7 +5,7 @@ import dev.crucible.api.backend.DeviceInfo;
 import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ModelCost;
 import dev.crucible.api.model.ShardRequest;

@@ -10,7 +10,7 @@ import dev.crucible.api.backend.DeviceInfo;
 import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;

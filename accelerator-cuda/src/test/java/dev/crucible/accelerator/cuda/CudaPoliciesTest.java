@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.ModelConfig;
 import java.util.ArrayList;
 import java.util.List;

@@ -9,7 +9,7 @@ import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import dev.crucible.api.train.TrainingMethod;
 import dev.crucible.torch.LibtorchBuild;
 import dev.crucible.torch.TorchEnvironment;

@@ -1,7 +1,7 @@
 package dev.crucible.torch.policy;
 
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.model.DType;
+import dev.crucible.api.tensor.DType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
