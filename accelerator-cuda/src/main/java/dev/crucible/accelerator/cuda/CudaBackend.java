@@ -47,6 +47,7 @@ import org.bytedeco.pytorch.global.torch;
 public class CudaBackend extends TorchBackend<CudaEnvironment> {
     static final String ID = "cuda";
     static final String CPU_BUILD = "this distribution has the CPU build of libtorch (rebuild with -Pcuda)";
+    static final String CPU_BUILD_TOO = "this distribution also has only the CPU build of libtorch (rebuild with -Pcuda)";
     /** CUDA 13.0 needs an R580 driver or newer on Linux. */
     static final int MIN_DRIVER = 580;
     static final int MIN_CUDA_DRIVER = 13000;
@@ -94,11 +95,14 @@ public class CudaBackend extends TorchBackend<CudaEnvironment> {
         if (found.driverVersion().isPresent()) {
             details.put("gpus", found.gpus().size() + " (from " + found.gpuSource() + ")");
         }
+        // No driver is the first thing to fix (a rebuild with -Pcuda would not help), so it leads; the CPU build is
+        // named beside it, so the user learns both at once.
+        if (found.driverVersion().isEmpty()) {
+            return Probe.unavailable("no NVIDIA driver (" + host.versionFile() + " not found)"
+                    + (found.gpuBuild() ? "" : "; " + CPU_BUILD_TOO), details);
+        }
         if (!found.gpuBuild()) {
             return Probe.unavailable(CPU_BUILD, details);
-        }
-        if (found.driverVersion().isEmpty()) {
-            return Probe.unavailable("no NVIDIA driver (" + host.versionFile() + " not found)", details);
         }
         String driver = found.driverVersion().get();
         if (found.gpus().isEmpty()) {

@@ -43,20 +43,27 @@ class CudaBackendTest {
     }
 
     @Test
-    void theCpuBuildOfLibtorchIsTheReasonWhateverTheDriverSays() {
+    void theCpuBuildOfLibtorchIsTheReasonWhenTheDriverIsThere() {
         Probe probe = detect(working().cpuBuildOnly());
         assertFalse(probe.available());
         assertEquals("this distribution has the CPU build of libtorch (rebuild with -Pcuda)", probe.reason());
         assertEquals("580.65.06", probe.details().get("driver"));
         assertEquals("1 (from /proc/driver/nvidia/gpus)", probe.details().get("gpus"));
-        assertEquals(CudaBackend.CPU_BUILD, detect(machine().cpuBuildOnly()).reason());
+    }
+
+    @Test
+    void withoutADriverTheDriverLeadsAndTheCpuBuildIsNamedBesideIt() {
+        assertEquals("no NVIDIA driver (" + root.resolve("proc/driver/nvidia/version") + " not found); "
+                + CudaBackend.CPU_BUILD_TOO, detect(machine().cpuBuildOnly()).reason());
     }
 
     @Test
     void thisDistributionReportsItsCpuBuildWithoutLoadingAnything() {
         Probe probe = new CudaBackend().detect();
         assertFalse(probe.available());
-        assertEquals(CudaBackend.CPU_BUILD, probe.reason());
+        assertEquals("CPU build only", probe.details().get("libtorch"));
+        assertTrue(probe.reason().endsWith(CudaBackend.CPU_BUILD) || probe.reason().endsWith(CudaBackend.CPU_BUILD_TOO),
+                probe.reason());
     }
 
     @Test
