@@ -12,20 +12,29 @@ import dev.crucible.api.tensor.DType;
 import dev.crucible.api.train.TrainingMethod;
 import dev.crucible.api.train.TrainingRequest;
 import dev.crucible.api.train.TrainingSession;
+import dev.crucible.torch.policy.BatchSizeSearch;
+import dev.crucible.torch.policy.DtypeFallback;
 import dev.crucible.torch.train.TorchTrainingSession;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
+import java.util.function.IntConsumer;
 
 /**
  * The compute half of a libtorch backend: placement, forward, greedy decode and merge of the one model definition,
  * on the device its {@link TorchEnvironment} names. The cpu, cuda and mps plugins extend it and add what differs
- * (detection, environment, dtype policy, cache clearing, batch size):
+ * (detection, environment, dtype policy, cache clearing, batch size). Two policies a GPU wants are built here and
+ * switched on by a plugin: a dtype fallback for {@code --dtype auto} ({@link #dtypeCandidates}) and a measured batch
+ * size for batch size 0 ({@link #batchSizeSearchCap}).
  *
  * <pre>{@code
- * public final class CpuBackend extends TorchBackend {
+ * public final class CpuBackend extends TorchBackend<TorchEnvironment> {
  *     public TorchEnvironment setupEnvironment(SetupRequest request) {
  *         return new TorchEnvironment(request.device(), "cpu", request.threads());
  *     }
@@ -33,7 +42,7 @@ import java.util.OptionalInt;
  * }
  * }</pre>
  */
-public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, TorchModel> {
+public abstract class TorchBackend<E extends TorchEnvironment> implements HardwareBackend<E, TorchModel> {
 
     /** Prompts per batch when a request leaves it to the backend. */
     protected int defaultBatchSize(TorchModel model) {
@@ -41,8 +50,35 @@ public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, 
     }
 
     @Override
-    public TorchModel shard(TorchEnvironment environment, ShardRequest request) {
+    public TorchModel shard(E environment, ShardRequest request) {
         environment.activate();
+        List<DType> candidates = request.autoDtype() ? dtypeCandidates(environment, request.dtype())
+                : List.of(request.dtype());
+        if (candidates.size() == 1) {
+            return place(environment, request.withDtype(candidates.getFirst()));
+        }
+        return DtypeFallback.choose(candidates, dtype -> place(environment, request.withDtype(dtype)),
+                TorchBackend::firstTokenFinite, this::report);
+    }
+
+    /**
+     * The dtypes {@code --dtype auto} may end in, tried in order with a one-token check each
+     * ({@link DtypeFallback}); {@code chosen} is {@link #chooseDtype}'s answer. The default is {@code chosen} alone,
+     * unchecked.
+     */
+    protected List<DType> dtypeCandidates(E environment, DType chosen) {
+        return List.of(chosen);
+    }
+
+    /**
+     * Called before a model is placed in {@code request.dtype()}, once per dtype tried: a backend refuses here, with
+     * one line, a model its devices cannot hold. The default places whatever it is given.
+     */
+    protected void checkFits(E environment, ShardRequest request) {
+    }
+
+    private TorchModel place(E environment, ShardRequest request) {
+        checkFits(environment, request);
         int workers = batchWorkers(environment, request.config());
         // With batch workers each batch runs on a thread of its own, every op inside it on that thread alone.
         OptionalInt opThreads = workers > 1 ? OptionalInt.of(1) : environment.threads();
@@ -58,11 +94,28 @@ public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, 
         }
     }
 
+    /** A few tokens through the model: whether the logits that choose the first generated token are all finite. */
+    static boolean firstTokenFinite(TorchModel model) {
+        int vocab = model.config().vocabSize();
+        int[] prompt = new int[Math.min(8, vocab)];
+        for (int i = 0; i < prompt.length; i++) {
+            prompt[i] = i;
+        }
+        model.config().bosTokenId().ifPresent(bos -> prompt[0] = bos);
+        DecodeRequest probe = new DecodeRequest(List.of(prompt), 1, Set.of(), 0, 1);
+        return DtypeFallback.allFinite(model.runner().decode(probe, 1).generations().getFirst().firstStepLogits());
+    }
+
+    /** Prints one line of this backend's policy decisions for the user (stderr, prefixed with the backend's id). */
+    protected void report(String line) {
+        System.err.println(id() + ": " + line);
+    }
+
     /**
      * How many batches of a request for this model run at once, each on a thread of its own with every op inside it
      * single-threaded; 1, the default, runs batches one after another with the threads working inside each op.
      */
-    protected int batchWorkers(TorchEnvironment environment, ModelConfig config) {
+    protected int batchWorkers(E environment, ModelConfig config) {
         return 1;
     }
 
@@ -75,7 +128,7 @@ public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, 
      *                       calls come from several threads at once
      * @param dtype          the dtype the model computes in (kernels may prepare for it)
      */
-    protected HostKernels hostKernels(TorchEnvironment environment, int threadsPerCall, DType dtype) {
+    protected HostKernels hostKernels(E environment, int threadsPerCall, DType dtype) {
         return null;
     }
 
@@ -101,7 +154,7 @@ public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, 
     }
 
     @Override
-    public Map<String, String> runtimeDetails(TorchEnvironment environment) {
+    public Map<String, String> runtimeDetails(E environment) {
         environment.activate();
         Map<String, String> details = new LinkedHashMap<>();
         details.put("device", environment.torchDevice());
@@ -111,12 +164,81 @@ public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, 
 
     @Override
     public ForwardResult forward(TorchModel model, ForwardRequest request) {
-        return model.runner().forward(request, batchSize(model, request.batchSize()));
+        int size = request.batchSize() > 0 ? request.batchSize()
+                : autoBatchSize(model, "residual pass", request.prompts().size(), batch ->
+                        model.runner().forward(new ForwardRequest(cycle(request.prompts(), batch), batch), batch));
+        return model.runner().forward(request, size);
     }
 
     @Override
     public DecodeResult decode(TorchModel model, DecodeRequest request) {
-        return model.runner().decode(request, batchSize(model, request.batchSize()));
+        int size = request.batchSize() > 0 ? request.batchSize()
+                : autoBatchSize(model, "generation", request.prompts().size(), batch -> {
+                    DecodeRequest trial = new DecodeRequest(cycle(request.prompts(), batch), request.maxNewTokens(),
+                            request.stopTokens(), request.padToken(), batch);
+                    model.runner().decode(trial, batch);
+                });
+        return model.runner().decode(request, size);
+    }
+
+    /**
+     * The largest batch size the batch-size search tries for batch size 0 ({@link BatchSizeSearch}); empty, the
+     * default, for no search ({@link #defaultBatchSize} then).
+     */
+    protected OptionalInt batchSizeSearchCap() {
+        return OptionalInt.empty();
+    }
+
+    /** Whether {@code failure} is the device running out of memory (libtorch's message says so on every device). */
+    protected boolean isOutOfMemory(RuntimeException failure) {
+        String message = failure.getMessage();
+        return message != null && message.toLowerCase(Locale.ROOT).contains("out of memory");
+    }
+
+    /** Returns what a failed batch left in the device allocator's cache; the default does nothing. */
+    protected void releaseCachedMemory(TorchModel model) {
+    }
+
+    /**
+     * The batch size for a request that leaves it to the backend: without a search the default, with one the size
+     * the search measured for this model and pass, searched on the first such request (over at most as many prompts
+     * as it has, rounded up to a power of two) and again only for a request with more prompts than that searched.
+     *
+     * @param runBatch runs one batch of the given size
+     */
+    private int autoBatchSize(TorchModel model, String pass, int prompts, IntConsumer runBatch) {
+        OptionalInt cap = batchSizeSearchCap();
+        if (cap.isEmpty()) {
+            return Math.max(1, defaultBatchSize(model));
+        }
+        int limit = Math.min(cap.getAsInt(), prompts <= 1 ? 1 : Integer.highestOneBit(prompts - 1) * 2);
+        TorchModel.BatchSizeChoice known = model.batchSizeChoice(pass);
+        if (known != null && (known.settled() || known.searchedUpTo() >= limit)) {
+            return known.batchSize();
+        }
+        if (limit == 1) {
+            return 1;
+        }
+        runBatch.accept(1); // warm-up: the device's first batch pays for library and allocator set-up
+        BatchSizeSearch.Result result = BatchSizeSearch.search(limit, size -> {
+            long start = System.nanoTime();
+            runBatch.accept(size);
+            return (System.nanoTime() - start) / 1e9;
+        }, this::isOutOfMemory, () -> releaseCachedMemory(model));
+        boolean settled = result.trials().getLast().outOfMemory() || limit == cap.getAsInt();
+        model.rememberBatchSize(pass, new TorchModel.BatchSizeChoice(result.chosen(), limit, settled));
+        report("batch size for the " + pass + " (" + (settled ? "kept for this model" : "searched up to " + limit)
+                + "):\n" + result.table());
+        return result.chosen();
+    }
+
+    /** {@code count} prompts taken from {@code prompts} in turn (repeated when there are fewer). */
+    private static List<int[]> cycle(List<int[]> prompts, int count) {
+        List<int[]> out = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            out.add(prompts.get(i % prompts.size()));
+        }
+        return out;
     }
 
     /** LoRA, QLoRA (NF4 blocks dequantized by libtorch ops, so on every libtorch device) and full training. */
@@ -126,13 +248,10 @@ public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, 
     }
 
     @Override
-    public TrainingSession startTraining(TorchEnvironment environment, TrainingRequest request) {
+    public TrainingSession startTraining(E environment, TrainingRequest request) {
         environment.activate();
         environment.threads().ifPresent(TorchRuntime::setThreads);
         return TorchTrainingSession.start(request, environment.torchDevice());
     }
 
-    private int batchSize(TorchModel model, int requested) {
-        return requested > 0 ? requested : Math.max(1, defaultBatchSize(model));
-    }
 }

@@ -7,13 +7,15 @@ import java.util.OptionalInt;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * What a libtorch backend's set-up chose: the libtorch device string models are placed on and the intra-op thread
- * count (empty: libtorch's default). Made by {@code setupEnvironment} without touching libtorch; libtorch is loaded
- * and the threads applied when the environment is first {@link #activate() activated}.
+ * What a libtorch backend's set-up chose: the build of libtorch the process loads, the libtorch device string models
+ * are placed on and the intra-op thread count (empty: libtorch's default). Made by {@code setupEnvironment} without
+ * touching libtorch; libtorch is loaded and the threads applied when the environment is first
+ * {@link #activate() activated}. A backend that needs more (the GPUs a run may use) extends it.
  */
-public final class TorchEnvironment implements BackendEnvironment {
+public class TorchEnvironment implements BackendEnvironment {
 
     private final DeviceRequest device;
+    private final LibtorchBuild build;
     private final String torchDevice;
     private final OptionalInt threads;
     private final AtomicBoolean activated = new AtomicBoolean();
@@ -23,7 +25,13 @@ public final class TorchEnvironment implements BackendEnvironment {
      * @param threads     intra-op CPU threads ({@code at::set_num_threads} and OpenBLAS's pool), empty for the default
      */
     public TorchEnvironment(DeviceRequest device, String torchDevice, OptionalInt threads) {
+        this(device, LibtorchBuild.DEFAULT, torchDevice, threads);
+    }
+
+    /** @param build the natives this process loads: {@link LibtorchBuild#CUDA} for {@code cuda:N} */
+    public TorchEnvironment(DeviceRequest device, LibtorchBuild build, String torchDevice, OptionalInt threads) {
         this.device = Objects.requireNonNull(device, "device is null");
+        this.build = Objects.requireNonNull(build, "build is null");
         this.torchDevice = Objects.requireNonNull(torchDevice, "torchDevice is null");
         this.threads = Objects.requireNonNull(threads, "threads is null");
         if (threads.isPresent() && threads.getAsInt() < 1) {
@@ -34,6 +42,10 @@ public final class TorchEnvironment implements BackendEnvironment {
     @Override
     public DeviceRequest device() {
         return device;
+    }
+
+    public LibtorchBuild build() {
+        return build;
     }
 
     public String torchDevice() {
@@ -49,8 +61,8 @@ public final class TorchEnvironment implements BackendEnvironment {
      * placed model that runs its ops on fewer threads sets its own count when it is placed, and activating the
      * environment again later leaves that in place.
      */
-    void activate() {
-        TorchRuntime.load();
+    public void activate() {
+        TorchRuntime.load(build);
         if (activated.compareAndSet(false, true)) {
             threads.ifPresent(TorchRuntime::setThreads);
         }
@@ -58,7 +70,7 @@ public final class TorchEnvironment implements BackendEnvironment {
 
     @Override
     public String toString() {
-        return "TorchEnvironment[" + torchDevice + ", threads " + (threads.isPresent() ? threads.getAsInt() : "default")
+        return "TorchEnvironment[" + build.name() + ", " + torchDevice + ", threads " + (threads.isPresent() ? threads.getAsInt() : "default")
                 + "]";
     }
 }

@@ -4,6 +4,8 @@ import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ModelRunner;
 import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.model.ShardRequest;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.OptionalInt;
 
 /**
@@ -18,6 +20,7 @@ public final class TorchModel implements DeviceModel {
     private final PlacedModel placed;
     private final ModelRunner runner;
     private final OptionalInt threadsPerOp;
+    private final Map<String, BatchSizeChoice> batchSizes = new HashMap<>();
     private boolean closed;
 
     private TorchModel(TorchOps ops, HostKernels kernels, PlacedModel placed, int batchWorkers,
@@ -93,6 +96,24 @@ public final class TorchModel implements DeviceModel {
     /** The libtorch threads this model's ops run on (empty: libtorch's default). */
     public OptionalInt threadsPerOp() {
         return threadsPerOp;
+    }
+
+    /**
+     * A batch size a backend measured for this model and one pass (generation, the residual pass).
+     *
+     * @param searchedUpTo the largest size the search could try (it was bounded by the request's prompts)
+     * @param settled      whether a larger request would not change it (the search ran out of memory or reached its
+     *                     cap)
+     */
+    public record BatchSizeChoice(int batchSize, int searchedUpTo, boolean settled) { }
+
+    /** What {@link #rememberBatchSize} kept for {@code pass}, or null. */
+    BatchSizeChoice batchSizeChoice(String pass) {
+        return batchSizes.get(pass);
+    }
+
+    void rememberBatchSize(String pass, BatchSizeChoice choice) {
+        batchSizes.put(pass, choice);
     }
 
     public ModelRunner runner() {

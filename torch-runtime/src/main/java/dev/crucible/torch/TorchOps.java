@@ -12,6 +12,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Objects;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.BoolOptional;
 import org.bytedeco.pytorch.Device;
 import org.bytedeco.pytorch.DeviceOptional;
 import org.bytedeco.pytorch.DoubleOptional;
@@ -35,6 +36,7 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     private final Device device;
     private final String deviceName;
     private final boolean cpu;
+    private final boolean cuda;
     private final boolean inference;
     private final HostKernels kernels;
     // Made once and kept: every libtorch argument object is a native allocation and a JNI call, which on a decode
@@ -61,6 +63,7 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         // Owned by these ops, whatever scope happens to be open now; freed by close().
         this.device = new Device(deviceName).retainReference();
         this.cpu = device.is_cpu();
+        this.cuda = device.is_cuda();
         // The scope frees the temporaries that build them; the retained results outlive it until close().
         try (PointerScope scope = new PointerScope()) {
             for (DType dtype : DType.values()) {
@@ -115,7 +118,7 @@ public final class TorchOps implements TensorOps, AutoCloseable {
 
     @Override
     public Tensor constant(float[] values, long... shape) {
-        org.bytedeco.pytorch.Tensor host = torch.empty(shape, new TensorOptions(ScalarType.Float), new MemoryFormatOptional());
+        org.bytedeco.pytorch.Tensor host = torch.empty(shape, hostOptions(ScalarType.Float), new MemoryFormatOptional());
         checkCount(values.length, host.numel());
         MemorySegment.copy(values, 0, segment(host, 4L * values.length), ValueLayout.JAVA_FLOAT, 0, values.length);
         return wrap(onDevice(host));
@@ -123,7 +126,7 @@ public final class TorchOps implements TensorOps, AutoCloseable {
 
     @Override
     public Tensor constant(long[] values, long... shape) {
-        org.bytedeco.pytorch.Tensor host = torch.empty(shape, new TensorOptions(ScalarType.Long), new MemoryFormatOptional());
+        org.bytedeco.pytorch.Tensor host = torch.empty(shape, hostOptions(ScalarType.Long), new MemoryFormatOptional());
         checkCount(values.length, host.numel());
         MemorySegment.copy(values, 0, segment(host, 8L * values.length), ValueLayout.JAVA_LONG, 0, values.length);
         return wrap(onDevice(host));
@@ -563,8 +566,23 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         return new TorchTensor(handle);
     }
 
+    /**
+     * Where a constant is written before it goes to the device: for CUDA, page-locked host memory, so that the copy
+     * below can be asynchronous. A decode step sends each row's previous id and position this way, and the only
+     * point where the host waits for the GPU is reading the step's chosen ids back. (A copy from pageable memory
+     * waits for the device to finish everything queued before it.) libtorch's pinned-memory allocator keeps such a
+     * block until the copy that reads it has completed, so the host tensor may be freed with its scope.
+     */
+    private TensorOptions hostOptions(ScalarType type) {
+        TensorOptions options = new TensorOptions(type);
+        return cuda ? options.pinned_memory(new BoolOptional(true)) : options;
+    }
+
     private org.bytedeco.pytorch.Tensor onDevice(org.bytedeco.pytorch.Tensor host) {
-        return cpu ? host : host.to(device, host.scalar_type());
+        if (cpu) {
+            return host;
+        }
+        return host.to(device, host.scalar_type(), cuda, false, anyMemoryFormat);
     }
 
     private static org.bytedeco.pytorch.Tensor toHost(org.bytedeco.pytorch.Tensor tensor, ScalarType type) {

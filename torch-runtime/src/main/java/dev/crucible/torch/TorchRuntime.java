@@ -1,5 +1,6 @@
 package dev.crucible.torch;
 
+import dev.crucible.api.UserInputException;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -15,6 +16,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.bytedeco.javacpp.Loader;
 import org.bytedeco.pytorch.global.torch;
 
@@ -33,20 +37,36 @@ import org.bytedeco.pytorch.global.torch;
  */
 public final class TorchRuntime {
 
-    private static final String[] NATIVE_PACKAGES = {"javacpp", "openblas", "pytorch"};
-    private static volatile boolean loaded;
+    private static final String EXTENSION_PROPERTY = "org.bytedeco.javacpp.platform.extension";
+    private static final Pattern MISSING_LIBRARY = Pattern.compile("(\\S+\\.so[.\\d]*): cannot open shared object file");
+    private static volatile LibtorchBuild loaded;
     private static File[] nativeDirectories = new File[0];
 
     private TorchRuntime() {
     }
 
-    /** Loads libtorch if it is not loaded yet; cheap afterwards. */
+    /** Loads libtorch if it is not loaded yet, the CPU build unless a backend chose another first; cheap afterwards. */
     public static void load() {
-        if (loaded) {
+        if (loaded == null) {
+            load(LibtorchBuild.DEFAULT);
+        }
+    }
+
+    /**
+     * Loads {@code build} of libtorch, once per process: loading it again is cheap, asking for another build once
+     * one is loaded is refused (JavaCPP cannot unload natives). Missing natives, or a system library the natives
+     * need that is not there (the CUDA build's CUDA 13, cuDNN, NCCL), fail with one line saying so rather than a
+     * stack trace.
+     */
+    public static void load(LibtorchBuild build) {
+        LibtorchBuild current = loaded;
+        if (current != null) {
+            requireSame(current, build);
             return;
         }
         synchronized (TorchRuntime.class) {
-            if (loaded) {
+            if (loaded != null) {
+                requireSame(loaded, build);
                 return;
             }
             if (!Thread.currentThread().getName().equals("main")) {
@@ -64,20 +84,83 @@ public final class TorchRuntime {
                         + ", not the host's class loader; a plugin jar must not bundle org.bytedeco (declare it"
                         + " provided)");
             }
-            String platform = Loader.getPlatform();
+            String platform = LibtorchBuild.hostPlatform();
+            if (!build.presentIn(TorchRuntime.class.getClassLoader(), platform)) {
+                throw new UserInputException("this distribution has no " + build + " for " + platform + " ("
+                        + build.rebuildHint() + ")");
+            }
+            // Read by JavaCPP's loader when it first loads its platform properties, which nothing has done yet:
+            // nothing touches JavaCPP's Loader before this method.
+            System.setProperty(EXTENSION_PROPERTY, build.platformExtension());
             try {
                 File[] directories = new File[0];
-                for (String name : NATIVE_PACKAGES) {
-                    File[] cached = Loader.cacheResources(torch.class, "/org/bytedeco/" + name + "/" + platform + "/");
+                for (String name : LibtorchBuild.NATIVE_PACKAGES) {
+                    File[] cached = Loader.cacheResources(torch.class, build.nativeFolder(name, platform));
                     directories = concat(directories, cached);
                 }
                 nativeDirectories = directories;
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot extract libtorch into JavaCPP's cache", e);
             }
-            Loader.load(torch.class);
-            loaded = true;
+            try {
+                openGate(build, nativeDirectories);
+                Loader.load(torch.class);
+            } catch (UnsatisfiedLinkError e) {
+                throw new UserInputException("cannot load the " + build + ": " + describeLoadFailure(e), e);
+            }
+            loaded = build;
         }
+    }
+
+    /**
+     * Opens the build's gate library before JavaCPP loads the build. When a library of the GPU build cannot be opened
+     * (a CUDA library missing), JavaCPP's loader goes on to the same library of the CPU build if that jar is on the
+     * classpath too, as in a {@code -Pcuda} distribution; the two builds' {@code libtorch_cpu.so} then both register
+     * their kernels and libtorch aborts the JVM ("Tried to register multiple backend fallbacks", seen here). Opened
+     * first, on its own, the gate fails with the dynamic linker's message instead, and nothing of either build is
+     * loaded. OpenBLAS is loaded first because the build's {@code libtorch_cpu.so} links JavaCPP's copy of it.
+     */
+    private static void openGate(LibtorchBuild build, File[] directories) {
+        if (build.gateLibrary().isEmpty()) {
+            return;
+        }
+        Loader.load(org.bytedeco.openblas.global.openblas.class);
+        for (File directory : directories) {
+            File gate = new File(directory, build.gateLibrary());
+            if (gate.isFile()) {
+                System.load(gate.getAbsolutePath());
+                return;
+            }
+        }
+        throw new UnsatisfiedLinkError(build.gateLibrary() + " is not in the " + build + "'s natives");
+    }
+
+    /** The build this process loaded; empty before the first load. */
+    public static Optional<LibtorchBuild> loadedBuild() {
+        return Optional.ofNullable(loaded);
+    }
+
+    private static void requireSame(LibtorchBuild current, LibtorchBuild wanted) {
+        if (!current.equals(wanted)) {
+            throw new IllegalStateException("this process loaded the " + current + " and cannot switch to the "
+                    + wanted + "; one native runtime per process");
+        }
+    }
+
+    /**
+     * The part of a loader error that names what is missing: JavaCPP wraps the dynamic linker's message
+     * ({@code libcudnn.so.9: cannot open shared object file}) in several lines of search paths.
+     */
+    static String describeLoadFailure(Throwable error) {
+        String message = error.getMessage() == null ? error.toString() : error.getMessage();
+        for (Throwable cause = error.getCause(); cause != null; cause = cause.getCause()) {
+            if (cause.getMessage() != null && cause.getMessage().contains("cannot open shared object")) {
+                message = cause.getMessage();
+            }
+        }
+        String line = message.lines().findFirst().orElse(message).strip();
+        Matcher missing = MISSING_LIBRARY.matcher(message);
+        return missing.find() ? missing.group(1) + " is missing (" + line + ")" : line;
     }
 
     /**

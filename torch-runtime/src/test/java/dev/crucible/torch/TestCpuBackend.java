@@ -16,7 +16,7 @@ import java.util.OptionalInt;
  * thread: on a shared two-core machine, OpenMP threads that wait at barriers for a descheduled peer make a step
  * up to a hundred times slower.
  */
-class TestCpuBackend extends TorchBackend {
+class TestCpuBackend extends TorchBackend<TorchEnvironment> {
 
     private final int threads;
 

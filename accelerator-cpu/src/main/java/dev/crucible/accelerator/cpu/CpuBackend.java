@@ -30,7 +30,7 @@ import java.util.OptionalInt;
  * {@code CRUCIBLE_CPU_KERNELS=libtorch} turns them off (for comparisons), and without the module libtorch runs
  * everything.
  */
-public class CpuBackend extends TorchBackend {
+public class CpuBackend extends TorchBackend<TorchEnvironment> {
     static final String ID = "cpu";
 
     static final String KERNELS_VARIABLE = "CRUCIBLE_CPU_KERNELS";

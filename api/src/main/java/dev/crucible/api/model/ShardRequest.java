@@ -11,8 +11,14 @@ import java.util.Objects;
  * projection weights are kept quantized (each is quantized as it is read, so the full-precision model never sits in
  * memory whole). The checkpoint must stay open until {@code shard} returns; the device model owns copies, never
  * views of it.
+ *
+ * @param autoDtype whether {@code dtype} is the backend's own choice for {@code --dtype auto}: a backend may then
+ *                  place the model in another dtype when it finds this one does not work on its device (a GPU backend
+ *                  falls back from half precision when a one-token check gives inf or nan); a dtype the user named is
+ *                  used as it is
  */
-public record ShardRequest(ModelConfig config, Checkpoint checkpoint, DType dtype, QuantizationConfig quantization) {
+public record ShardRequest(ModelConfig config, Checkpoint checkpoint, DType dtype, QuantizationConfig quantization,
+                           boolean autoDtype) {
     public ShardRequest {
         Objects.requireNonNull(config, "config is null");
         Objects.requireNonNull(checkpoint, "checkpoint is null");
@@ -23,8 +29,13 @@ public record ShardRequest(ModelConfig config, Checkpoint checkpoint, DType dtyp
         }
     }
 
-    /** Every weight dense in {@code dtype}. */
+    /** Every weight dense in exactly {@code dtype}. */
     public ShardRequest(ModelConfig config, Checkpoint checkpoint, DType dtype) {
-        this(config, checkpoint, dtype, QuantizationConfig.NONE);
+        this(config, checkpoint, dtype, QuantizationConfig.NONE, false);
+    }
+
+    /** The same request for exactly {@code other}. */
+    public ShardRequest withDtype(DType other) {
+        return new ShardRequest(config, checkpoint, other, quantization, false);
     }
 }

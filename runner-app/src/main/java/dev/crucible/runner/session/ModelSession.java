@@ -92,8 +92,9 @@ public final class ModelSession implements AutoCloseable {
         Checkpoint checkpoint = null;
         try {
             checkpoint = Checkpoint.open(dir);
-            DType dtype = dtypeName.equalsIgnoreCase("auto") ? backend.chooseDtype(config.dtype()) : parseDtype(dtypeName);
-            ActiveBackend.LoadedModel model = backend.shard(new ShardRequest(config, checkpoint, dtype, quantization));
+            boolean auto = dtypeName.equalsIgnoreCase("auto");
+            DType dtype = auto ? backend.chooseDtype(config.dtype()) : parseDtype(dtypeName);
+            ActiveBackend.LoadedModel model = backend.shard(new ShardRequest(config, checkpoint, dtype, quantization, auto));
             return new ModelSession(location, config, checkpoint, tokenizer, backend, model, threads, quantization);
         } catch (RuntimeException e) {
             tokenizer.close();
