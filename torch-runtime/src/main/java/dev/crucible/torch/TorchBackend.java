@@ -7,6 +7,7 @@ import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.model.ShapePolicy;
 import dev.crucible.api.model.ShardRequest;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.train.TrainingMethod;
@@ -49,13 +50,21 @@ public abstract class TorchBackend implements HardwareBackend<TorchEnvironment, 
         opThreads.ifPresent(TorchRuntime::setThreads);
         HostKernels kernels = hostKernels(environment, opThreads.orElse(0), request.dtype());
         try {
-            return TorchModel.place(request, environment.torchDevice(), kernels, workers, opThreads);
+            return TorchModel.place(request, environment.torchDevice(), kernels, shapePolicy(), workers, opThreads);
         } catch (RuntimeException | Error e) {
             if (kernels != null) {
                 kernels.close();
             }
             throw e;
         }
+    }
+
+    /**
+     * The shapes this backend's steps run in: libtorch runs each op as it comes, so exact lengths (the least work)
+     * unless a backend says otherwise.
+     */
+    protected ShapePolicy shapePolicy() {
+        return ShapePolicy.EXACT;
     }
 
     /**
