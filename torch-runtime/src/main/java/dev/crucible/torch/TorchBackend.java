@@ -7,6 +7,7 @@ import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.model.ShapePolicy;
 import dev.crucible.api.model.ShardRequest;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.train.TrainingMethod;
@@ -85,7 +86,7 @@ public abstract class TorchBackend<E extends TorchEnvironment> implements Hardwa
         opThreads.ifPresent(TorchRuntime::setThreads);
         HostKernels kernels = hostKernels(environment, opThreads.orElse(0), request.dtype());
         try {
-            return TorchModel.place(request, environment.torchDevice(), kernels, workers, opThreads);
+            return TorchModel.place(request, environment.torchDevice(), kernels, shapePolicy(), workers, opThreads);
         } catch (RuntimeException | Error e) {
             if (kernels != null) {
                 kernels.close();
@@ -109,6 +110,14 @@ public abstract class TorchBackend<E extends TorchEnvironment> implements Hardwa
     /** Prints one line of this backend's policy decisions for the user (stderr, prefixed with the backend's id). */
     protected void report(String line) {
         System.err.println(id() + ": " + line);
+    }
+
+    /**
+     * The shapes this backend's steps run in: libtorch runs each op as it comes, so exact lengths (the least work)
+     * unless a backend says otherwise.
+     */
+    protected ShapePolicy shapePolicy() {
+        return ShapePolicy.EXACT;
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.crucible.torch;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ModelRunner;
 import dev.crucible.api.model.PlacedModel;
+import dev.crucible.api.model.ShapePolicy;
 import dev.crucible.api.model.ShardRequest;
 import java.util.HashMap;
 import java.util.Map;
@@ -23,12 +24,12 @@ public final class TorchModel implements DeviceModel {
     private final Map<String, BatchSizeChoice> batchSizes = new HashMap<>();
     private boolean closed;
 
-    private TorchModel(TorchOps ops, HostKernels kernels, PlacedModel placed, int batchWorkers,
+    private TorchModel(TorchOps ops, HostKernels kernels, PlacedModel placed, ShapePolicy shapes, int batchWorkers,
                        OptionalInt threadsPerOp) {
         this.ops = ops;
         this.kernels = kernels;
         this.placed = placed;
-        this.runner = new ModelRunner(ops, placed, false, batchWorkers);
+        this.runner = new ModelRunner(ops, placed, shapes, batchWorkers);
         this.threadsPerOp = threadsPerOp;
     }
 
@@ -45,22 +46,23 @@ public final class TorchModel implements DeviceModel {
      * kernels alone. The model owns the kernels and closes them.
      */
     public static TorchModel place(ShardRequest request, String device, HostKernels kernels) {
-        return place(request, device, kernels, 1, OptionalInt.empty());
+        return place(request, device, kernels, ShapePolicy.EXACT, 1, OptionalInt.empty());
     }
 
     /**
      * The same, with up to {@code batchWorkers} batches of a request running at once, each on its own thread (see
      * {@link ModelRunner}); the kernels must then take calls from that many threads.
      *
+     * @param shapes       the shapes its steps run in
      * @param threadsPerOp the libtorch threads its ops run on, as the backend set them (empty: libtorch's default)
      */
-    public static TorchModel place(ShardRequest request, String device, HostKernels kernels, int batchWorkers,
-                                   OptionalInt threadsPerOp) {
+    public static TorchModel place(ShardRequest request, String device, HostKernels kernels, ShapePolicy shapes,
+                                   int batchWorkers, OptionalInt threadsPerOp) {
         TorchOps ops = new TorchOps(device, true, kernels);
         try {
             PlacedModel placed = PlacedModel.place(request.config(), request.checkpoint(),
                     new TorchPlacement(ops, request.dtype(), request.quantization()));
-            return new TorchModel(ops, kernels, placed, batchWorkers, threadsPerOp);
+            return new TorchModel(ops, kernels, placed, shapes, batchWorkers, threadsPerOp);
         } catch (RuntimeException | Error e) {
             ops.close();
             throw e;

@@ -50,7 +50,7 @@ class AutogradTest {
                     ops.constant(rotary.cosTable(length), length, 8),
                     ops.constant(rotary.sinTable(length), length, 8),
                     true);
-            Tensor logits = new Transformer(fixture.config(), weights).forward(ops, step, null, ResidualHook.NONE);
+            Tensor logits = new Transformer(fixture.config(), weights).forward(ops, step, ResidualHook.NONE);
             assertArrayEquals(new long[] {1, length, 512}, logits.shape(), "training needs every position's logits");
 
             TorchOps.native_(ops.logSoftmax(logits, -1)).sum().backward();

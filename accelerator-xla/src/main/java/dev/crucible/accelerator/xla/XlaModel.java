@@ -11,6 +11,7 @@ import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.ModelRunner;
+import dev.crucible.api.model.ShapePolicy;
 import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.model.ShardRequest;
 import dev.crucible.api.model.TokenListener;
@@ -44,7 +45,7 @@ public final class XlaModel implements DeviceModel {
     private XlaModel(XlaOps ops, PlacedModel placed, PrintStream notes) {
         this.ops = ops;
         this.placed = placed;
-        this.runner = new ModelRunner(ops, placed, true);
+        this.runner = new ModelRunner(ops, placed, new ShapePolicy(1, 1, true));
         this.notes = notes;
     }
 

@@ -23,7 +23,7 @@ public record LoweringReport(String target, Optional<String> notCompiled, List<P
     /**
      * One program.
      *
-     * @param name        its role: {@code forward}, {@code prefill}, {@code decode_argmax}, {@code decode_step}, ...
+     * @param name        its role: {@code forward}, {@code prefill}, {@code decode_step}, ...
      * @param file        the StableHLO text's file name in the folder
      * @param manifest    its manifest's file name
      * @param arguments   how many arguments it takes

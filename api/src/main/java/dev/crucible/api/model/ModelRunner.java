@@ -29,6 +29,12 @@ import java.util.stream.LongStream;
  * the argmax ids; logits stay on the device except the first step's, which callers need. Every step runs in its
  * own {@link TensorScope}, so memory is flat however long the generation.
  *
+ * <p>Each prefill, each decode step and each forward pass is one {@link TensorOps#step}: the per-layer state
+ * ({@link DecodeState}) goes in and comes out, and everything the host does (reading ids back, stop tokens, the
+ * listener) happens between steps. The backend's {@link ShapePolicy} decides the shapes: an eager backend takes
+ * exact lengths; a compiling one gets a padded prompt bucket and one fixed cache window, so that a decode request
+ * is two programs, one prefill and one decode step.
+ *
  * <p>A backend may let several batches run at once ({@code batchWorkers}): for a small model on a CPU, where one
  * batch's ops are too small to split across cores, whole batches on separate cores are what scales. The ops and
  * kernels must then take calls from several threads. Not otherwise thread-safe: one request at a time.
@@ -38,27 +44,24 @@ public final class ModelRunner implements AutoCloseable {
     private final TensorOps ops;
     private final PlacedModel model;
     private final Transformer transformer;
-    private final boolean staticShapes;
+    private final ShapePolicy shapes;
     private final int batchWorkers;
     private ExecutorService workers;
 
-    /**
-     * @param staticShapes attend over the whole KV cache every step (one shape for a compiled program) instead of
-     *                     over the slots written so far (less work for an eager backend)
-     */
-    public ModelRunner(TensorOps ops, PlacedModel model, boolean staticShapes) {
-        this(ops, model, staticShapes, 1);
+    /** @param shapes the shapes the backend wants its steps in */
+    public ModelRunner(TensorOps ops, PlacedModel model, ShapePolicy shapes) {
+        this(ops, model, shapes, 1);
     }
 
     /** @param batchWorkers batches that may run at once, each on its own thread (1: one after another, here) */
-    public ModelRunner(TensorOps ops, PlacedModel model, boolean staticShapes, int batchWorkers) {
+    public ModelRunner(TensorOps ops, PlacedModel model, ShapePolicy shapes, int batchWorkers) {
         if (batchWorkers < 1) {
             throw new IllegalArgumentException("batchWorkers must be at least 1, got " + batchWorkers);
         }
         this.ops = ops;
         this.model = model;
         this.transformer = model.transformer();
-        this.staticShapes = staticShapes;
+        this.shapes = java.util.Objects.requireNonNull(shapes, "shapes is null");
         this.batchWorkers = batchWorkers;
     }
 
@@ -71,7 +74,7 @@ public final class ModelRunner implements AutoCloseable {
         List<int[]> prompts = request.prompts();
         requireFits(prompts, 0);
         List<int[]> chunks = chunksByLength(prompts, batchSize);
-        prepareFor(longest(prompts));
+        prepareFor(shapes.promptSlots(longest(prompts)));
         List<List<Activations>> perChunk = eachChunk(chunks, true,
                 chunk -> forwardBatch(Arrays.stream(chunk).mapToObj(prompts::get).toList()));
         return new ForwardResult(inRequestOrder(prompts.size(), chunks, perChunk));
@@ -82,7 +85,8 @@ public final class ModelRunner implements AutoCloseable {
         List<int[]> prompts = request.prompts();
         requireFits(prompts, request.maxNewTokens());
         List<int[]> chunks = chunksByLength(prompts, batchSize);
-        prepareFor(prompts.isEmpty() ? 0 : capacity(longest(prompts), request.maxNewTokens()));
+        prepareFor(prompts.isEmpty() ? 0
+                : shapes.cacheSlots(shapes.promptSlots(longest(prompts)), request.maxNewTokens()));
         // A listener sees the steps in order, so streamed requests run one batch at a time.
         List<List<Generation>> perChunk = eachChunk(chunks, request.listener() == TokenListener.NONE,
                 chunk -> decodeBatch(Arrays.stream(chunk).mapToObj(prompts::get).toList(), chunk, request));
@@ -171,14 +175,11 @@ public final class ModelRunner implements AutoCloseable {
     /**
      * Prepares, once per request and before any batch runs, what the longest batch needs: the batches then only
      * read the rotary tables, so batches on worker threads never grow them under each other.
+     *
+     * @param slots the most slots a batch takes (padding included), which the rotary tables must cover
      */
-    private void prepareFor(int positions) {
-        model.ensureTables(positions);
-    }
-
-    /** Slots a decode batch's cache needs: the last generated token is never fed back, so it needs none. */
-    private static int capacity(int promptLength, int maxNewTokens) {
-        return promptLength + maxNewTokens - 1;
+    private void prepareFor(int slots) {
+        model.ensureTables(slots);
     }
 
     private static int longest(List<int[]> prompts) {
@@ -187,31 +188,34 @@ public final class ModelRunner implements AutoCloseable {
 
     private List<Activations> forwardBatch(List<int[]> prompts) {
         ModelConfig config = transformer.config();
-        PaddedBatch batch = PaddedBatch.leftPad(prompts, DecodeRequest.defaultPadToken(config));
+        PaddedBatch batch = PaddedBatch.leftPad(prompts, DecodeRequest.defaultPadToken(config),
+                shapes.promptSlots(longest(prompts)));
         int rows = batch.rows();
         int hidden = config.hiddenSize();
         int boundaries = config.numLayers() + 1;
         float[] states;
         float[] logits;
         try (TensorScope scope = ops.openScope()) {
-            List<Tensor> captured = new ArrayList<>();
             long last = batch.length() - 1L;
-            ResidualHook lastToken = new ResidualHook() {
-                @Override
-                public void residual(int boundary, Tensor residual) {
-                    captured.add(ops.slice(residual, 1, last, last + 1));
-                }
+            Step whole = batch.wholeBatch(ops, model.cosTable(), model.sinTable(), false);
+            List<Tensor> read = ops.step("forward", whole.tensors(), in -> {
+                List<Tensor> captured = new ArrayList<>();
+                Tensor output = transformer.forward(ops, whole.with(in), new ResidualHook() {
+                    @Override
+                    public void residual(int boundary, Tensor residual) {
+                        captured.add(ops.slice(residual, 1, last, last + 1));
+                    }
 
-                @Override
-                public void finalNorm(Tensor normed) {
-                    captured.add(normed);
-                }
-            };
-            Step step = batch.wholeBatch(ops, model.cosTable(), model.sinTable(), false);
-            Tensor output = transformer.forward(ops, step, null, lastToken);
+                    @Override
+                    public void finalNorm(Tensor normed) {
+                        captured.add(normed);
+                    }
+                });
+                return List.of(ops.cast(ops.concat(captured, 1), DType.F32), ops.cast(output, DType.F32));
+            });
             // One host read per batch: [B, L+2, H] states, then [B, V] logits.
-            states = ops.readFloats(ops.cast(ops.concat(captured, 1), DType.F32));
-            logits = ops.readFloats(ops.cast(output, DType.F32));
+            states = ops.readFloats(read.get(0));
+            logits = ops.readFloats(read.get(1));
         }
         int vocab = config.vocabSize();
         List<Activations> out = new ArrayList<>(rows);
@@ -232,11 +236,11 @@ public final class ModelRunner implements AutoCloseable {
     /** @param promptIndexes each row's index in the request, as the listener names prompts */
     private List<Generation> decodeBatch(List<int[]> prompts, int[] promptIndexes, DecodeRequest request) {
         ModelConfig config = transformer.config();
-        PaddedBatch batch = PaddedBatch.leftPad(prompts, request.padToken());
+        PaddedBatch batch = PaddedBatch.leftPad(prompts, request.padToken(), shapes.promptSlots(longest(prompts)));
         int rows = batch.rows();
         int promptLength = batch.length();
         int maxNew = request.maxNewTokens();
-        int capacity = capacity(promptLength, maxNew);
+        int capacity = shapes.cacheSlots(promptLength, maxNew);
         Set<Long> stops = new HashSet<>();
         request.stopTokens().forEach(token -> stops.add(token.longValue()));
 
@@ -247,14 +251,14 @@ public final class ModelRunner implements AutoCloseable {
         }
         float[] firstLogits;
         long[] next;
-        try (KvCache cache = KvCache.allocate(ops, config, rows, capacity, transformer.computeDtype());
+        try (DecodeState state = DecodeState.allocate(ops, config, rows, capacity, transformer.computeDtype());
              BatchConstants constants = new BatchConstants(capacity, batch)) {
             try (TensorScope scope = ops.openScope()) {
                 Step prefill = step(batch, promptLength, constants.slots(0, promptLength),
-                        constants.slots(0, staticShapes ? capacity : promptLength), constants.padding);
-                Tensor logits = ops.reshape(transformer.forward(ops, prefill, cache, ResidualHook.NONE), rows, -1);
-                firstLogits = ops.readFloats(ops.cast(logits, DType.F32));
-                next = ops.readLongs(ops.argmax(logits, -1));
+                        constants.slots(0, shapes.attendWholeCache() ? capacity : promptLength), constants.padding);
+                List<Tensor> out = runStep("prefill", prefill, state, rows, true);
+                firstLogits = ops.readFloats(out.get(0));
+                next = ops.readLongs(out.get(1));
             }
             int active = record(next, generated, stopped, stops, promptIndexes, request.listener());
             for (int produced = 1; produced < maxNew && active > 0; produced++) {
@@ -264,11 +268,10 @@ public final class ModelRunner implements AutoCloseable {
                             ops.constant(next, rows, 1),
                             ops.constant(batch.positions(slot, 1), rows, 1),
                             constants.slots(slot, slot + 1),
-                            constants.slots(0, staticShapes ? capacity : slot + 1),
+                            constants.slots(0, shapes.attendWholeCache() ? capacity : slot + 1),
                             constants.padding,
                             model.cosTable(), model.sinTable(), false);
-                    Tensor logits = ops.reshape(transformer.forward(ops, step, cache, ResidualHook.NONE), rows, -1);
-                    next = ops.readLongs(ops.argmax(logits, -1));
+                    next = ops.readLongs(runStep("decode", step, state, rows, false).getFirst());
                 }
                 active = record(next, generated, stopped, stops, promptIndexes, request.listener());
             }
@@ -280,6 +283,32 @@ public final class ModelRunner implements AutoCloseable {
             out.add(new Generation(tokens, stopped[row], Arrays.copyOfRange(firstLogits, row * vocab, (row + 1) * vocab)));
         }
         return out;
+    }
+
+    /**
+     * One step over {@code state} as a program: the logits' argmax per row, with the first step's float32 logits
+     * before it when {@code withLogits}; the new state is adopted before this returns.
+     */
+    private List<Tensor> runStep(String key, Step step, DecodeState state, int rows, boolean withLogits) {
+        List<LayerState> like = state.states();
+        List<Tensor> inputs = new ArrayList<>(step.tensors());
+        inputs.addAll(state.tensors());
+        int stepInputs = step.tensors().size();
+        List<Tensor> outputs = ops.step(key, inputs, in -> {
+            Transformer.Output output = transformer.forward(ops, step.with(in),
+                    DecodeState.unflatten(like, in.subList(stepInputs, in.size())), ResidualHook.NONE);
+            Tensor logits = ops.reshape(output.logits(), rows, -1);
+            List<Tensor> results = new ArrayList<>();
+            if (withLogits) {
+                results.add(ops.cast(logits, DType.F32));
+            }
+            results.add(ops.argmax(logits, -1));
+            results.addAll(DecodeState.flatten(output.states()));
+            return results;
+        });
+        int read = withLogits ? 2 : 1;
+        state.adopt(DecodeState.unflatten(like, outputs.subList(read, outputs.size())));
+        return outputs.subList(0, read);
     }
 
     /** Appends each still-running row's token and tells the listener; returns how many rows still run. */

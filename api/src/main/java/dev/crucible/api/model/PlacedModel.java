@@ -282,11 +282,12 @@ public final class PlacedModel implements AutoCloseable {
                 String name = linear.module() + ".weight";
                 HostTensor stored = base.tensor(name);
                 try (TensorScope scope = ops.openScope()) {
-                    Tensor weight = placement.toDevice(stored, DType.F32);
-                    Tensor a = ops.cast(adapter.a(), DType.F32);
-                    Tensor b = ops.cast(adapter.b(), DType.F32);
-                    Tensor delta = ops.scale(ops.matmul(b, a), adapter.scale());
-                    Tensor sum = ops.cast(ops.add(weight, delta), stored.dtype());
+                    double scale = adapter.scale();
+                    List<Tensor> inputs = List.of(placement.toDevice(stored, DType.F32), adapter.a(), adapter.b());
+                    Tensor sum = ops.step("merge " + scale + " " + stored.dtype(), inputs, in -> {
+                        Tensor delta = ops.matmul(ops.cast(in.get(2), DType.F32), ops.cast(in.get(1), DType.F32));
+                        return List.of(ops.cast(ops.add(in.get(0), ops.scale(delta, scale)), stored.dtype()));
+                    }).getFirst();
                     merged.put(name, HostTensor.fromFloats(name, stored.dtype(), stored.shape(), ops.readFloats(sum),
                             arena));
                 }

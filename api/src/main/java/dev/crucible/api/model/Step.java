@@ -1,6 +1,7 @@
 package dev.crucible.api.model;
 
 import dev.crucible.api.tensor.Tensor;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -27,5 +28,16 @@ public record Step(Tensor tokens, Tensor positions, Tensor querySlots, Tensor ke
         Objects.requireNonNull(padding, "padding is null");
         Objects.requireNonNull(cosTable, "cosTable is null");
         Objects.requireNonNull(sinTable, "sinTable is null");
+    }
+
+    /** The step's tensors in a fixed order: what a step boundary takes as inputs. */
+    public List<Tensor> tensors() {
+        return List.of(tokens, positions, querySlots, keySlots, padding, cosTable, sinTable);
+    }
+
+    /** A step like this one over {@code tensors}, in {@link #tensors()}' order. */
+    public Step with(List<Tensor> tensors) {
+        return new Step(tensors.get(0), tensors.get(1), tensors.get(2), tensors.get(3), tensors.get(4), tensors.get(5),
+                tensors.get(6), allPositions);
     }
 }

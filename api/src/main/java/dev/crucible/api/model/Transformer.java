@@ -5,6 +5,8 @@ import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
 import dev.crucible.api.tensor.TensorScope;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -44,14 +46,39 @@ public final class Transformer {
         return weights.embedding().dtype();
     }
 
+    /** What a step with per-layer state computes: its logits and every layer's new state. */
+    public record Output(Tensor logits, List<LayerState> states) {
+        public Output {
+            Objects.requireNonNull(logits, "logits is null");
+            states = List.copyOf(states);
+        }
+    }
+
     /**
-     * Runs one step and returns logits {@code [B, T', vocab]} in the compute dtype, {@code T'} = T with
-     * {@link Step#allPositions()}, else 1 (the last slot, which in a left-padded batch is every row's last token).
-     *
-     * @param cache where keys and values of earlier steps live and this step's are written; null to attend over
-     *              this step's tokens only (then {@code keySlots} must equal {@code querySlots})
+     * Runs one step over its own tokens only ({@code keySlots} equal to {@code querySlots}: a whole sequence, as a
+     * forward pass or training takes it) and returns logits {@code [B, T', vocab]} in the compute dtype, {@code T'} =
+     * T with {@link Step#allPositions()}, else 1 (the last slot, which in a left-padded batch is every row's last
+     * token).
      */
-    public Tensor forward(TensorOps ops, Step step, KvCache cache, ResidualHook hook) {
+    public Tensor forward(TensorOps ops, Step step, ResidualHook hook) {
+        return run(ops, step, null, hook).logits();
+    }
+
+    /**
+     * Runs one step that reads and writes each layer's {@code states} (keys and values of the earlier steps live
+     * there and this step's are written into them) and returns its logits, as above, and the new states. A returned
+     * state tensor that is not the one it replaces is retained for the caller, who frees the one replaced
+     * ({@link DecodeState#adopt}); an eager backend writes in place and returns the same tensors.
+     */
+    public Output forward(TensorOps ops, Step step, List<LayerState> states, ResidualHook hook) {
+        Objects.requireNonNull(states, "states is null");
+        if (states.size() != config.numLayers()) {
+            throw new IllegalArgumentException(states.size() + " layer states for " + config.numLayers() + " layers");
+        }
+        return run(ops, step, states, hook);
+    }
+
+    private Output run(TensorOps ops, Step step, List<LayerState> states, ResidualHook hook) {
         long batch = step.tokens().size(0);
         long length = step.tokens().size(1);
         int headDim = config.headDim();
@@ -70,10 +97,12 @@ public final class Transformer {
         // output keep its storage alive on their own. The embedding belongs to the caller's scope; every layer output
         // is retained here and released once the next one exists.
         int layers = config.numLayers();
+        List<LayerState> next = states == null ? List.of() : new ArrayList<>(states);
         for (int layer = 0; layer < layers; layer++) {
             Tensor output;
             try (TensorScope scope = ops.openScope()) {
-                output = ops.retain(decoderLayer(ops, layer, hidden, cos, sin, allowed, step, cache));
+                LayerState.KeyValues cache = states == null ? null : (LayerState.KeyValues) states.get(layer);
+                output = ops.retain(decoderLayer(ops, layer, hidden, cos, sin, allowed, step, cache, next));
             }
             if (layer > 0) {
                 ops.release(hidden);
@@ -88,11 +117,12 @@ public final class Transformer {
         if (layers > 0) {
             ops.release(hidden);
         }
-        return logits;
+        return new Output(logits, next);
     }
 
+    /** @param next where the layer's new state goes (at its index), when it has one */
     private Tensor decoderLayer(TensorOps ops, int index, Tensor hidden, Tensor cos, Tensor sin, Tensor allowed,
-                                Step step, KvCache cache) {
+                                Step step, LayerState.KeyValues cache, List<LayerState> next) {
         LayerWeights layer = weights.layers().get(index);
         long batch = hidden.size(0);
         long length = hidden.size(1);
@@ -107,9 +137,9 @@ public final class Transformer {
         keys = ops.rotary(keys, cos, sin);
 
         if (cache != null) {
-            Tensor allKeys = ops.writeSlots(cache.keys(index), 2, step.querySlots(), keys);
-            Tensor allValues = ops.writeSlots(cache.values(index), 2, step.querySlots(), values);
-            cache.update(index, allKeys, allValues);
+            Tensor allKeys = kept(ops, ops.writeSlots(cache.keys(), 2, step.querySlots(), keys), cache.keys());
+            Tensor allValues = kept(ops, ops.writeSlots(cache.values(), 2, step.querySlots(), values), cache.values());
+            next.set(index, new LayerState.KeyValues(allKeys, allValues));
             long attended = step.keySlots().size(0);
             keys = attended == cache.capacity() ? allKeys : ops.slice(allKeys, 2, 0, attended);
             values = attended == cache.capacity() ? allValues : ops.slice(allValues, 2, 0, attended);
@@ -121,6 +151,14 @@ public final class Transformer {
         x = ops.rmsNorm(hidden, layer.postAttentionNorm(), eps);
         Tensor gated = ops.gatedSilu(layer.gate().apply(ops, x), layer.up().apply(ops, x));
         return ops.add(hidden, layer.down().apply(ops, gated));
+    }
+
+    /**
+     * A state tensor a layer wrote: the same tensor when the write was in place, else the new one, retained so it
+     * outlives the layer's scope (its caller frees the one it replaces).
+     */
+    private static Tensor kept(TensorOps ops, Tensor written, Tensor old) {
+        return written == old ? written : ops.retain(written);
     }
 
     /** {@code [B, T, H·D]} to {@code [B, H, T, D]}, normalizing each head first when the model does (Qwen3). */

@@ -1,6 +1,7 @@
 package dev.crucible.api.tensor;
 
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * The narrow set of operations the model definition is written against. An eager backend runs each call; a
@@ -14,8 +15,29 @@ import java.util.List;
  *       return it, so a caller always continues with the returned tensor.</li>
  * </ul>
  * Element-wise ops broadcast like NumPy. Dimensions given as {@code int} may be negative (counted from the end).
+ *
+ * <p>The caller marks what one compiled program would be with {@link #step}: prefill, one decode step, a forward
+ * pass. Host work (reading ids back, stop tokens, listeners) happens between steps.
  */
 public interface TensorOps {
+
+    /**
+     * Runs {@code body} as one program over {@code inputs} and returns its outputs. An eager backend simply runs it
+     * (the default); a tracing backend records the body once per {@code key} and input shapes and dtypes, compiles
+     * it, and runs the compiled program on every later call with the same key and shapes.
+     *
+     * <p>{@code inputs} are everything the body reads that changes from one call to the next (tokens, positions,
+     * slots, padding, rotary tables, per-layer state); the body may also read the model's weights and adapters,
+     * which a tracing backend makes arguments of the program too. The body must compute with these ops only, and
+     * never read values to the host. An output the body {@link #retain retained} outlives the caller's scope; every
+     * other output is a temporary of it.
+     *
+     * @param key the program's name, e.g. {@code prefill} or {@code decode}; Java values the body bakes in (a scale)
+     *            belong in it
+     */
+    default List<Tensor> step(String key, List<Tensor> inputs, Function<List<Tensor>, List<Tensor>> body) {
+        return body.apply(inputs);
+    }
 
     /** Frees the temporaries created until it closes; see {@link TensorScope}. */
     TensorScope openScope();

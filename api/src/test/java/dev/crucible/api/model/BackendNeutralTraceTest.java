@@ -39,7 +39,7 @@ class BackendNeutralTraceTest {
                     RecordingOps.shape(DType.F32, 512, 8),
                     false);
             List<long[]> residuals = new ArrayList<>();
-            Tensor logits = transformer.forward(ops, step, null, new ResidualHook() {
+            Tensor logits = transformer.forward(ops, step, new ResidualHook() {
                 @Override
                 public void residual(int boundary, Tensor hidden) {
                     residuals.add(hidden.shape());
@@ -68,7 +68,7 @@ class BackendNeutralTraceTest {
         try (Checkpoint checkpoint = Checkpoint.open(ModelFixtures.fixture("tiny-qwen3"))) {
             PlacedModel model = ModelFixtures.shapes(config, checkpoint, ops);
             int retainedWeights = ops.retained();
-            try (ModelRunner runner = new ModelRunner(ops, model, true)) {
+            try (ModelRunner runner = new ModelRunner(ops, model, new ShapePolicy(1, 1, true))) {
                 runner.decode(new DecodeRequest(List.of(new int[] {1, 5, 6}, new int[] {1}), 4, Set.of(), 2, 2), 2);
             }
             assertEquals(retainedWeights, ops.retained(), "the runner releases its cache, slots and tables");
@@ -84,6 +84,45 @@ class BackendNeutralTraceTest {
             assertTrue(firstDecode.stream().filter(op -> op.name().equals("attention"))
                     .allMatch(op -> op.signature().contains("F32[2, 2, 6, 32] F32[2, 2, 6, 32] BOOL[2, 1, 1, 6]")),
                     "static shapes attend over the whole cache");
+        }
+    }
+
+    /**
+     * With the shapes a compiling backend asks for (prompts in buckets of 16 slots, a cache of a multiple of 32, every
+     * decode step over the whole cache) a decode request is two programs, one prefill and one decode step, and a
+     * second request whose lengths fall in the same buckets needs no new one.
+     */
+    @Test
+    void aStaticShapeDecodeRequestIsTwoPrograms() {
+        ModelConfig config = ModelConfig.read(ModelFixtures.fixture("tiny-qwen3"));
+        RecordingOps ops = new RecordingOps();
+        try (Checkpoint checkpoint = Checkpoint.open(ModelFixtures.fixture("tiny-qwen3"));
+             PlacedModel model = ModelFixtures.shapes(config, checkpoint, ops);
+             ModelRunner runner = new ModelRunner(ops, model, new ShapePolicy(16, 32, true))) {
+            runner.decode(new DecodeRequest(List.of(new int[] {1, 5, 6}, new int[] {1}), 8, Set.of(), 2, 2), 2);
+            List<String> programs = ops.programs();
+            assertEquals(2, programs.size(), programs::toString);
+            assertTrue(programs.get(0).startsWith("prefill [I64[2, 16], I64[2, 16], I64[16], I64[32]"), programs.get(0));
+            assertTrue(programs.get(1).startsWith("decode [I64[2, 1], I64[2, 1], I64[1], I64[32]"), programs.get(1));
+            assertTrue(programs.get(1).endsWith("F32[2, 2, 32, 32]]"), "the state goes in: " + programs.get(1));
+
+            runner.decode(new DecodeRequest(List.of(new int[] {1, 2, 3, 4, 5, 6, 7}, new int[] {1, 9}), 5, Set.of(), 2,
+                    2), 2);
+            assertEquals(programs, ops.programs(), "the same buckets compile nothing new");
+        }
+    }
+
+    /** Eager shapes (what libtorch runs best) are a program per prompt length and per decode step. */
+    @Test
+    void exactShapesMakeAProgramPerLengthWhichIsWhyCompilingBackendsBucket() {
+        ModelConfig config = ModelConfig.read(ModelFixtures.fixture("tiny-qwen3"));
+        RecordingOps ops = new RecordingOps();
+        try (Checkpoint checkpoint = Checkpoint.open(ModelFixtures.fixture("tiny-qwen3"));
+             PlacedModel model = ModelFixtures.shapes(config, checkpoint, ops);
+             ModelRunner runner = new ModelRunner(ops, model, ShapePolicy.EXACT)) {
+            runner.decode(new DecodeRequest(List.of(new int[] {1, 5, 6}, new int[] {1}), 4, Set.of(), 2, 2), 2);
+            assertEquals(4, ops.programs().size(), "a prefill and three decode steps that attend over more keys each");
+            assertTrue(ops.programs().get(0).startsWith("prefill [I64[2, 3], I64[2, 3], I64[3], I64[3]"));
         }
     }
 

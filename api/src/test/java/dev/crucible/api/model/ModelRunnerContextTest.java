@@ -23,7 +23,7 @@ class ModelRunnerContextTest {
         ModelConfig config = ModelConfig.read(ModelFixtures.fixture("stories260k"));
         RecordingOps ops = new RecordingOps();
         try (Checkpoint checkpoint = Checkpoint.open(ModelFixtures.fixture("stories260k"));
-             ModelRunner runner = new ModelRunner(ops, ModelFixtures.shapes(config, checkpoint, ops), false)) {
+             ModelRunner runner = new ModelRunner(ops, ModelFixtures.shapes(config, checkpoint, ops), ShapePolicy.EXACT)) {
             int before = ops.trace().size();
             body.accept(runner);
             return ops.trace().size() - before;
@@ -51,7 +51,7 @@ class ModelRunnerContextTest {
         ModelConfig config = ModelConfig.read(ModelFixtures.fixture("stories260k"));
         RecordingOps ops = new RecordingOps();
         try (Checkpoint checkpoint = Checkpoint.open(ModelFixtures.fixture("stories260k"));
-             ModelRunner runner = new ModelRunner(ops, ModelFixtures.shapes(config, checkpoint, ops), false)) {
+             ModelRunner runner = new ModelRunner(ops, ModelFixtures.shapes(config, checkpoint, ops), ShapePolicy.EXACT)) {
             int before = ops.trace().size();
             assertThrows(UserInputException.class, () -> runner.decode(decode(1_000_000, 4), 2));
             // max_new_tokens near 2^31 overflowed the int cache size into a negative one that passed the old check.

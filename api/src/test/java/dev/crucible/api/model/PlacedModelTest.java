@@ -72,7 +72,7 @@ class PlacedModelTest {
 
             Step step = new PaddedBatch(1, 3, new long[] {1, 5, 6}, new long[] {0})
                     .wholeBatch(ops, model.cosTable(), model.sinTable(), false);
-            Tensor logits = model.transformer().forward(ops, step, null, ResidualHook.NONE);
+            Tensor logits = model.transformer().forward(ops, step, ResidualHook.NONE);
             assertArrayEquals(new long[] {1, 1, 512}, logits.shape());
             assertEquals(5 * 7, ops.trace().stream().filter(op -> op.name().equals("embedding")
                     && op.signature().startsWith("F32[256, 2]")).count(), "each projection looks its codes up once");

@@ -2,12 +2,16 @@ package dev.crucible.api.tensor;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.function.Function;
 
 /**
  * A {@link TensorOps} that computes nothing: it infers each op's output shape (failing on any inconsistency) and
  * records the op's name and shapes, as a tracer building a static program would. Host reads are allowed only
- * between steps and are recorded as {@code read} so a test can split the trace into steps.
+ * between steps (a read inside a {@link #step} fails) and are recorded as {@code read} so a test can split the trace
+ * into steps; each step's key and input shapes are what a tracer would compile a program for ({@link #programs}).
  */
 public final class RecordingOps implements TensorOps {
 
@@ -29,10 +33,32 @@ public final class RecordingOps implements TensorOps {
     }
 
     private final List<Op> trace = new ArrayList<>();
+    private final Set<String> programs = new LinkedHashSet<>();
     private int retained;
+    private int stepDepth;
 
     public List<Op> trace() {
         return List.copyOf(trace);
+    }
+
+    /**
+     * Every distinct program a tracer would compile for the steps run so far: a step's key with the shapes and
+     * dtypes of its inputs, in the order first seen.
+     */
+    public List<String> programs() {
+        return List.copyOf(programs);
+    }
+
+    @Override
+    public List<Tensor> step(String key, List<Tensor> inputs, Function<List<Tensor>, List<Tensor>> body) {
+        check(stepDepth == 0, "step " + key + " inside another step");
+        programs.add(key + " " + inputs);
+        stepDepth++;
+        try {
+            return body.apply(inputs);
+        } finally {
+            stepDepth--;
+        }
     }
 
     public int retained() {
@@ -87,6 +113,7 @@ public final class RecordingOps implements TensorOps {
 
     @Override
     public float[] readFloats(Tensor tensor) {
+        check(stepDepth == 0, "a host read of " + tensor + " inside a step");
         record("read", (Shape) tensor, tensor);
         return new float[Math.toIntExact(count(tensor.shape()))];
     }
@@ -94,6 +121,7 @@ public final class RecordingOps implements TensorOps {
     @Override
     public long[] readLongs(Tensor tensor) {
         check(!tensor.dtype().isFloatingPoint(), "readLongs of " + tensor);
+        check(stepDepth == 0, "a host read of " + tensor + " inside a step");
         record("read", (Shape) tensor, tensor);
         return new long[Math.toIntExact(count(tensor.shape()))];
     }

@@ -41,7 +41,7 @@ class LowerCommandTest {
                 "--prompt-len", "16", "--new-tokens", "8", "--devices", "8", "--out", out.toString());
         assertEquals(0, r.exit(), r.err());
         assertTrue(r.out().contains("for tpu (TPU v2), 8 of 8 devices, fsdp"), r.out());
-        for (String program : List.of("forward", "prefill", "decode_argmax", "decode_step")) {
+        for (String program : List.of("forward", "prefill", "decode_step")) {
             assertTrue(Files.isRegularFile(out.resolve(program + ".mlir")), program);
             assertTrue(r.out().contains("| " + program + " "), r.out());
             JsonNode manifest = Json.mapper().readTree(out.resolve(program + ".manifest.json").toFile());

@@ -11,6 +11,7 @@ import dev.crucible.api.model.PaddedBatch;
 import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.model.Placement;
 import dev.crucible.api.model.ResidualHook;
+import dev.crucible.api.model.ShapePolicy;
 import dev.crucible.api.model.Step;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
@@ -144,7 +145,7 @@ public final class TorchTrainingSession implements TrainingSession {
     public DecodeResult decode(DecodeRequest decodeRequest) {
         checkOpen();
         int batchSize = decodeRequest.batchSize() > 0 ? decodeRequest.batchSize() : DEFAULT_DECODE_BATCH;
-        try (ModelRunner runner = new ModelRunner(evaluationView, model, false)) {
+        try (ModelRunner runner = new ModelRunner(evaluationView, model, ShapePolicy.EXACT)) {
             return runner.decode(decodeRequest, batchSize);
         }
     }
@@ -246,7 +247,7 @@ public final class TorchTrainingSession implements TrainingSession {
             }
         }
         Step step = padded.wholeBatch(view, model.cosTable(), model.sinTable(), true);
-        Tensor logits = model.transformer().forward(view, step, null, ResidualHook.NONE);
+        Tensor logits = model.transformer().forward(view, step, ResidualHook.NONE);
         org.bytedeco.pytorch.Tensor logProbabilities = ((TorchTensor) logits).handle()
                 .to(org.bytedeco.pytorch.global.torch.ScalarType.Float).log_softmax(-1);
         org.bytedeco.pytorch.Tensor chosen = logProbabilities

@@ -7,6 +7,7 @@ import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ModelRunner;
+import dev.crucible.api.model.ShapePolicy;
 import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.tensor.DType;
 import java.util.ArrayList;
@@ -48,7 +49,7 @@ public final class ModelLowering {
         try (XlaOps ops = new XlaOps(executor, sharding)) {
             ops.observe(phase::add);
             try (PlacedModel model = PlacedModel.place(config, checkpoint, new XlaPlacement(ops, dtype));
-                 ModelRunner runner = new ModelRunner(ops, model, true)) {
+                 ModelRunner runner = new ModelRunner(ops, model, new ShapePolicy(1, 1, true))) {
                 List<int[]> prompts = Collections.nCopies(shape.batch(), new int[shape.promptLength()]);
                 runner.forward(new ForwardRequest(prompts, shape.batch()), shape.batch());
                 collect(phase, "forward", programs);
@@ -62,7 +63,7 @@ public final class ModelLowering {
     /**
      * Names each new program of a phase for its role and keeps the first of each text: the program that fills the
      * cache is the prefill, the one that updates it in place the decode step; the others are the request's own
-     * ({@code forward}, then {@code forward_2}, ...; the decode's first-token argmax is {@code decode_argmax}).
+     * ({@code forward}, then {@code forward_2}, ...).
      */
     private static void collect(List<LoweredProgram> phase, String request, Map<String, LoweredProgram> into) {
         int others = 0;
@@ -79,8 +80,7 @@ public final class ModelLowering {
                 name = "prefill";
             } else {
                 others++;
-                String first = request.equals("decode") ? "decode_argmax" : request;
-                name = others == 1 ? first : request + "_" + others;
+                name = others == 1 ? request : request + "_" + others;
             }
             into.put(program.stablehlo(), rename(lowered, name));
         }

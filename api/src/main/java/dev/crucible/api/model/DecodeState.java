@@ -1,0 +1,98 @@
+package dev.crucible.api.model;
+
+import dev.crucible.api.tensor.DType;
+import dev.crucible.api.tensor.Tensor;
+import dev.crucible.api.tensor.TensorOps;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * The per-layer state of one decode batch ({@link LayerState}), preallocated and owned here: zeroed when the batch
+ * starts, handed to every step as input, replaced by what the step returns, freed on {@link #close()}.
+ */
+public final class DecodeState implements AutoCloseable {
+
+    private final TensorOps ops;
+    private final List<LayerState> states;
+
+    private DecodeState(TensorOps ops, List<LayerState> states) {
+        this.ops = ops;
+        this.states = states;
+    }
+
+    /** Zeroed keys and values of every layer for {@code batch} rows of {@code capacity} slots. */
+    public static DecodeState allocate(TensorOps ops, ModelConfig config, long batch, long capacity, DType dtype) {
+        List<LayerState> states = new ArrayList<>();
+        try (var scope = ops.openScope()) {
+            for (int layer = 0; layer < config.numLayers(); layer++) {
+                states.add(new LayerState.KeyValues(
+                        ops.retain(ops.zeros(dtype, batch, config.numKvHeads(), capacity, config.headDim())),
+                        ops.retain(ops.zeros(dtype, batch, config.numKvHeads(), capacity, config.headDim()))));
+            }
+        }
+        return new DecodeState(ops, states);
+    }
+
+    /** Every layer's state, in layer order. */
+    public List<LayerState> states() {
+        return Collections.unmodifiableList(states);
+    }
+
+    /** Every state tensor, layer by layer: a step's state inputs. */
+    public List<Tensor> tensors() {
+        return flatten(states);
+    }
+
+    /** {@code states}' tensors, layer by layer. */
+    public static List<Tensor> flatten(List<LayerState> states) {
+        List<Tensor> tensors = new ArrayList<>();
+        for (LayerState state : states) {
+            tensors.addAll(state.tensors());
+        }
+        return tensors;
+    }
+
+    /** States of the kinds of {@code like} over {@code tensors} as {@link #flatten} lays them out. */
+    public static List<LayerState> unflatten(List<LayerState> like, List<Tensor> tensors) {
+        List<LayerState> states = new ArrayList<>(like.size());
+        int next = 0;
+        for (LayerState state : like) {
+            int count = state.tensors().size();
+            states.add(state.with(tensors.subList(next, next + count)));
+            next += count;
+        }
+        if (next != tensors.size()) {
+            throw new IllegalArgumentException(tensors.size() + " state tensors for states of " + next);
+        }
+        return states;
+    }
+
+    /**
+     * Takes the states a step returned. A returned tensor that is not the one it replaces was retained by the step
+     * ({@link Transformer#forward(TensorOps, Step, List, ResidualHook)}); the one it replaces is freed here.
+     */
+    public void adopt(List<LayerState> next) {
+        if (next.size() != states.size()) {
+            throw new IllegalArgumentException(next.size() + " layer states for " + states.size() + " layers");
+        }
+        for (int layer = 0; layer < states.size(); layer++) {
+            List<Tensor> old = states.get(layer).tensors();
+            List<Tensor> replacement = next.get(layer).tensors();
+            for (int i = 0; i < old.size(); i++) {
+                if (replacement.get(i) != old.get(i)) {
+                    ops.release(old.get(i));
+                }
+            }
+            states.set(layer, next.get(layer));
+        }
+    }
+
+    @Override
+    public void close() {
+        for (LayerState state : states) {
+            state.tensors().forEach(ops::release);
+        }
+        states.clear();
+    }
+}
