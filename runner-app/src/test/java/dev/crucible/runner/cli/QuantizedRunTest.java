@@ -70,8 +70,8 @@ class QuantizedRunTest {
         assertEquals(0, run.exit(), run.err());
         JsonNode report = Json.mapper().readTree(run.out());
         assertTrue(report.get("quantization").asText().startsWith("int4 blockwise"), run.out());
-        double base = report.get("base_scores").get("kl_divergence").asDouble();
-        double quantized = report.get("scores").get("kl_divergence").asDouble();
+        double base = report.get("base_scores").get("kl_divergence").get("value").asDouble();
+        double quantized = report.get("scores").get("kl_divergence").get("value").asDouble();
         assertEquals(0.0, base, 1e-12, "the base is the full-precision model itself");
         assertTrue(quantized > 1e-4 && quantized < 0.5, "int4 moves the first-token distribution a little: " + quantized);
     }
