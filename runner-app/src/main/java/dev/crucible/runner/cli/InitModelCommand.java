@@ -7,6 +7,7 @@ import dev.crucible.runner.model.CharTokenizerFiles;
 import dev.crucible.runner.model.ModelInitializer;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -16,7 +17,8 @@ import picocli.CommandLine.Model.CommandSpec;
 
 @Command(name = "init-model", mixinStandardHelpOptions = true,
         description = {"Write a random-initialized Hugging Face model folder of any size, with a character-level tokenizer "
-                + "and a ChatML chat template. Used by tests and benchmarks.",
+                + "(or a byte-pair one from --merges) and a ChatML chat template. Used by tests, benchmarks and the "
+                + "demo model's recipe.",
                 "Example (shaped like Qwen2.5-0.5B): runner init-model --like qwen2 --hidden 896 --layers 24 --heads 14 "
                         + "--kv-heads 2 --intermediate 4864 --vocab 151936 --dtype bfloat16 --out /tmp/qwen-shaped"})
 public final class InitModelCommand implements Callable<Integer> {
@@ -47,6 +49,11 @@ public final class InitModelCommand implements Callable<Integer> {
     @Option(names = "--vocab", description = "Vocabulary rows; at least the tokenizer's size, which is the default.")
     Integer vocab;
 
+    @Option(names = "--merges", paramLabel = "FILE", description = "Byte-pair merges, one 'left right' pair per line "
+            + "as in Hugging Face's merges.txt (spaces as \u2581): the tokenizer becomes sub-word, each merge adding "
+            + "its token after the character-level ones (default: none, character level).")
+    Path merges;
+
     @Option(names = "--tie-embeddings", negatable = true, defaultValue = "true", fallbackValue = "true",
             description = "Share the input embedding with the output head (default: ${DEFAULT-VALUE}).")
     boolean tie;
@@ -75,11 +82,12 @@ public final class InitModelCommand implements Callable<Integer> {
             throw new UserInputException("--hidden " + hidden + " is not a multiple of --heads " + heads + "; pass --head-dim");
         }
         int ffn = intermediate != null ? intermediate : (int) (Math.ceil(hidden * 8.0 / 3 / 32) * 32);
+        List<CharTokenizerFiles.Merge> bpe = merges == null ? List.of() : CharTokenizerFiles.readMerges(merges);
         ModelInitializer.Spec model = new ModelInitializer.Spec(Architecture.fromModelType(like), hidden, layers, heads,
                 kvHeads != null ? kvHeads : heads, headDim != null ? headDim : hidden / heads, ffn,
-                vocab != null ? vocab : CharTokenizerFiles.vocabulary().size(), tie, dev.crucible.runner.session.ModelSession.parseDtype(dtype), seed,
+                vocab != null ? vocab : CharTokenizerFiles.vocabulary(bpe).size(), tie, dev.crucible.runner.session.ModelSession.parseDtype(dtype), seed,
                 maxPositions, 1_000_000.0, initStd);
-        ModelInitializer.write(model, out, force);
+        ModelInitializer.write(model, bpe, out, force);
         PrintWriter stdout = spec.commandLine().getOut();
         long params = ModelInitializer.parameterCount(model);
         stdout.printf(Locale.ROOT, "wrote %s: %s, %,d parameters (%s), seed %d%n", out, like, params, model.dtype().userName(), seed);

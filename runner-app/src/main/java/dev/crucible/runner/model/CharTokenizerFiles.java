@@ -1,16 +1,28 @@
 package dev.crucible.runner.model;
 
+import dev.crucible.api.UserInputException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The tokenizer files of a model made by {@code runner init-model}: a character-level Hugging Face fast
  * tokenizer (BPE with no merges, printable ASCII as single tokens, everything else through byte fallback), so
  * any text round-trips and the files load in transformers and in Crucible alike. Chat turns use ChatML
  * ({@code <|im_start|>role\n...<|im_end|>\n}), whose markers are single special tokens.
+ *
+ * <p>Given byte-pair merges (learned on one's own data, as {@code scripts/GenerateDemoData.java} does for the demo
+ * model), the same tokenizer becomes sub-word: each merge adds its token after the character-level ones, so the
+ * special tokens keep their ids. There is no pre-tokenizer, so the merges apply to a whole text; merges that
+ * join letters within a word only (as Hugging Face's word-level BPE training makes) never cross a space.
  */
 public final class CharTokenizerFiles {
     public static final String UNK = "<unk>";
@@ -44,6 +56,60 @@ public final class CharTokenizerFiles {
         return vocab;
     }
 
+    /** One byte-pair merge: two tokens that become their concatenation. */
+    public record Merge(String left, String right) {
+        public String merged() {
+            return left + right;
+        }
+    }
+
+    /** The character-level vocabulary followed by the tokens the merges make, each once, in merge order. */
+    public static List<String> vocabulary(List<Merge> merges) {
+        Set<String> vocab = new LinkedHashSet<>(vocabulary());
+        for (Merge merge : merges) {
+            vocab.add(merge.merged());
+        }
+        return new ArrayList<>(vocab);
+    }
+
+    /**
+     * Reads merges in Hugging Face's {@code merges.txt} form: one {@code left right} pair per line, spaces written
+     * as the marker {@code \u2581}, an optional {@code #version} first line. Each side must be a token already (a
+     * character of the vocabulary or the result of an earlier merge); anything else is a one-line error naming
+     * the line.
+     */
+    public static List<Merge> readMerges(Path file) {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UserInputException("cannot read --merges " + file + ": " + e.getMessage(), e);
+        }
+        Set<String> known = new LinkedHashSet<>(vocabulary());
+        List<Merge> merges = new ArrayList<>();
+        for (int n = 0; n < lines.size(); n++) {
+            String line = lines.get(n);
+            if (line.isBlank() || (n == 0 && line.startsWith("#version"))) {
+                continue;
+            }
+            String[] parts = line.split(" ", -1);
+            String where = file + ":" + (n + 1) + ": ";
+            if (parts.length != 2 || parts[0].isEmpty() || parts[1].isEmpty()) {
+                throw new UserInputException(where + "expected two tokens separated by one space, got '" + line + "'");
+            }
+            for (String part : parts) {
+                if (!known.contains(part)) {
+                    throw new UserInputException(where + "'" + part + "' is neither a character of the vocabulary "
+                            + "nor made by an earlier merge");
+                }
+            }
+            Merge merge = new Merge(parts[0], parts[1]);
+            merges.add(merge);
+            known.add(merge.merged());
+        }
+        return merges;
+    }
+
     public static int idOf(String token) {
         int id = vocabulary().indexOf(token);
         if (id < 0) {
@@ -54,7 +120,12 @@ public final class CharTokenizerFiles {
 
     /** tokenizer.json as a JSON tree (Jackson serializes maps in insertion order). */
     public static Map<String, Object> tokenizerJson() {
-        List<String> vocabulary = vocabulary();
+        return tokenizerJson(List.of());
+    }
+
+    /** tokenizer.json with these merges (none: character level). */
+    public static Map<String, Object> tokenizerJson(List<Merge> merges) {
+        List<String> vocabulary = vocabulary(merges);
         List<Map<String, Object>> added = new ArrayList<>();
         for (int id = 0; id < SPECIAL.size(); id++) {
             Map<String, Object> token = new LinkedHashMap<>();
@@ -81,7 +152,7 @@ public final class CharTokenizerFiles {
         model.put("byte_fallback", true);
         model.put("ignore_merges", false);
         model.put("vocab", vocab);
-        model.put("merges", List.of());
+        model.put("merges", merges.stream().map(m -> m.left() + " " + m.right()).toList());
 
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("version", "1.0");

@@ -21,7 +21,8 @@ import java.util.SplittableRandom;
 
 /**
  * Writes a random-initialized Hugging Face model folder of any size: config.json, generation_config.json,
- * model.safetensors (sharded when large), and the character-level tokenizer of {@link CharTokenizerFiles}.
+ * model.safetensors (sharded when large), and the character-level (or, with merges, byte-pair) tokenizer of
+ * {@link CharTokenizerFiles}.
  * Tests and benchmarks use it to get a model shaped like a real one without downloading anything.
  *
  * <p>Each tensor's values come from its own generator seeded by (seed, tensor name), so the bytes depend only
@@ -62,12 +63,22 @@ public final class ModelInitializer {
 
     /** Writes the folder completely beside {@code out}, then moves it into place; refuses an existing one unless {@code force}. */
     public static void write(Spec spec, Path out, boolean force) {
+        write(spec, List.of(), out, force);
+    }
+
+    /** The same with a byte-pair tokenizer made of these merges ({@link CharTokenizerFiles#tokenizerJson(List)}). */
+    public static void write(Spec spec, List<CharTokenizerFiles.Merge> merges, Path out, boolean force) {
+        int tokenizerSize = CharTokenizerFiles.vocabulary(merges).size();
+        if (spec.vocabSize() < tokenizerSize) {
+            throw new UserInputException("--vocab must be at least " + tokenizerSize + " (the tokenizer's size), got "
+                    + spec.vocabSize());
+        }
         long bytes = parameterCount(spec) * spec.dtype().byteSize() + SMALL_FILES_BYTES;
         StagedFolder.write(out, force, bytes, dir -> {
             SafetensorsWriter.writeModel(dir, tensors(spec), Map.of("format", "pt"), MAX_SHARD_BYTES);
             writeJson(dir.resolve("config.json"), config(spec));
             writeJson(dir.resolve("generation_config.json"), generationConfig());
-            writeJson(dir.resolve("tokenizer.json"), CharTokenizerFiles.tokenizerJson());
+            writeJson(dir.resolve("tokenizer.json"), CharTokenizerFiles.tokenizerJson(merges));
             writeJson(dir.resolve("tokenizer_config.json"), CharTokenizerFiles.tokenizerConfig());
         });
     }

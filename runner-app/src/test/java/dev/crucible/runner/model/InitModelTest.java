@@ -78,6 +78,37 @@ class InitModelTest {
         }
     }
 
+    /** With --merges the tokenizer is byte-pair: merges apply by rank, within words, and specials keep their ids. */
+    @Test
+    void mergesMakeTheTokenizerSubWord() throws Exception {
+        Path merges = temp.resolve("merges.txt");
+        Files.writeString(merges, "#version: 0.2\n\u2581 h\ne l\nel l\n\u2581h ell\nell o\n\u2581hell o\n");
+        Path out = temp.resolve("bpe");
+        StringWriter err = new StringWriter();
+        assertEquals(0, run(err, "init-model", "--merges", merges.toString(), "--out", out.toString()), err.toString());
+        assertEquals(CharTokenizerFiles.vocabulary().size() + 6, ModelConfig.read(out).vocabSize(),
+                "six new tokens, one per merge");
+        try (ModelTokenizer tokenizer = ModelTokenizer.load(out)) {
+            int[] ids = tokenizer.encode("hello hello");
+            assertEquals(3, ids.length, "h + ello + \u2581hello");
+            assertEquals("hello hello", tokenizer.decode(ids));
+            assertEquals("Hello, w\u00f6rld!", tokenizer.decode(tokenizer.encode("Hello, w\u00f6rld!")));
+            assertArrayEquals(new int[] {CharTokenizerFiles.idOf(CharTokenizerFiles.IM_START)},
+                    tokenizer.encodeWithoutSpecialTokens("<|im_start|>"));
+        }
+    }
+
+    @Test
+    void mergesOfUnknownTokensAreOneLineErrors() throws Exception {
+        Path merges = temp.resolve("merges.txt");
+        Files.writeString(merges, "\u2581 h\nzz q\n");
+        StringWriter err = new StringWriter();
+        assertEquals(2, run(err, "init-model", "--merges", merges.toString(), "--out", temp.resolve("x").toString()));
+        assertEquals("error: " + merges + ":2: 'zz' is neither a character of the vocabulary nor made by an earlier "
+                + "merge", err.toString().strip());
+        assertFalse(Files.exists(temp.resolve("x")));
+    }
+
     @Test
     void sameSeedSameBytesAndExistingFolderNeedsForce() throws Exception {
         Path a = temp.resolve("a");
