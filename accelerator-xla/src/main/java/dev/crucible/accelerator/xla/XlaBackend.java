@@ -44,8 +44,14 @@ import java.util.stream.Collectors;
  */
 public class XlaBackend implements HardwareBackend<XlaEnvironment, XlaModel>, ProgramLowering {
     static final String ID = "xla";
+    /**
+     * libtpu without a chip: no metadata server to ask; the accelerator and workers it would read from one (or warn
+     * about on stderr, over every runner lower; v2-8 on this host is what its default topology describes anyway); and
+     * no machine-wide lock (/tmp/libtpu_lockfile), which guards a chip and would keep a second compile-only process
+     * from starting.
+     */
     private static final Map<String, String> CHIPLESS_TPU_ENVIRONMENT = Map.of("TPU_SKIP_MDS_QUERY", "1",
-            "TPU_ACCELERATOR_TYPE", "v2-8", "TPU_WORKER_HOSTNAMES", "localhost");
+            "TPU_ACCELERATOR_TYPE", "v2-8", "TPU_WORKER_HOSTNAMES", "localhost", "ALLOW_MULTIPLE_LIBTPU_LOAD", "1");
 
     private final PjrtPluginLocator locator;
     private final Map<String, String> env;
@@ -183,8 +189,6 @@ public class XlaBackend implements HardwareBackend<XlaEnvironment, XlaModel>, Pr
             throw new UserInputException("no PJRT plugin to load: " + probe.reason());
         }
         boolean chipless = "tpu".equals(probe.details().get("platform")) && !probe.details().containsKey("tpu_chips");
-        // Without a chip libtpu has no metadata to read its accelerator and workers from and says so on stderr,
-        // over every runner lower; v2-8 on this host is what its default topology describes anyway.
         return PjrtPlugin.load(Path.of(library), chipless ? CHIPLESS_TPU_ENVIRONMENT : Map.of());
     }
 
