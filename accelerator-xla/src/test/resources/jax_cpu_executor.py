@@ -54,6 +54,21 @@ def compile_program(req, payload):
     return {"id": handle}
 
 
+def serialize(req, payload):
+    executable, _ = programs[req["program"]]
+    data = backend.serialize_executable(executable)
+    return {"bytes": len(data)}, data
+
+
+def deserialize(req, payload):
+    partitions = req["partitions"]
+    options = _jax.CompileOptions.ParseFromString(bytes.fromhex(req["options"]))
+    executable = backend.deserialize_executable(payload, _jax.DeviceList(tuple(local[:partitions])), options)
+    handle = new_id()
+    programs[handle] = (executable, partitions)
+    return {"id": handle}
+
+
 def upload(req, payload):
     host = np.frombuffer(payload, dtype=DTYPES[req["dtype"]]).reshape(req["shape"])
     handle = new_id()
@@ -116,7 +131,8 @@ def compile_options(req, payload):
             "device_assignment": str(o.device_assignment) if b.device_assignment is not None else None}
 
 
-OPS = {"compile": compile_program, "upload": upload, "execute": execute, "download": download, "free": free,
+OPS = {"compile": compile_program, "serialize": serialize, "deserialize": deserialize, "upload": upload,
+       "execute": execute, "download": download, "free": free,
        "compile_options": compile_options}
 
 replies.write((json.dumps({"ready": True, "devices": len(local), "platform": backend.platform}) + "\n").encode())

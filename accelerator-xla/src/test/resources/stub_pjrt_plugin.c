@@ -9,6 +9,9 @@
  *   fail_on_device  Execute succeeds, but the last device's completion event carries INTERNAL and its outputs are
  *                   error buffers (a failure in the middle of a run)
  *
+ * An executable serializes to "stubexe1" and what its compile read (op, shape, partitions); the plugin's copy of
+ * those bytes is an object of its own, freed by the deleter it hands out.
+ *
  * It keeps count of every object it hands out (stub_live_objects) so tests can check that the bridge destroys
  * each one, and it is strict where real plugins are: struct_size checks, Plugin_Initialize first, options by name
  * and type, device memory limits, and a client may not be destroyed while its buffers or executables live.
@@ -537,6 +540,47 @@ static Error *LoadedExecutable_GetExecutable(GetExecutableArgs *a) {
   a->executable = e;
   return NULL;
 }
+typedef struct { size_t struct_size; void *ext; Executable *executable; const char *bytes; size_t size;
+                 char *backing; void (*deleter)(char *); } SerializeArgs;
+typedef struct { size_t struct_size; void *ext; Client *client; const char *serialized; size_t size; Loaded *executable;
+                 const char *overridden_options; size_t overridden_options_size; void *load_options; } DeserializeArgs;
+#define SERIALIZED_MAGIC "stubexe1"
+#define SERIALIZED_SIZE (8 + sizeof(Loaded))
+
+static void free_serialized(char *backing) {
+  free(backing);
+  live_objects--;
+}
+static Error *Executable_Serialize(SerializeArgs *a) {
+  CHECK_SIZE(a, SerializeArgs, deleter);
+  char *backing = malloc(SERIALIZED_SIZE);
+  memcpy(backing, SERIALIZED_MAGIC, 8);
+  memcpy(backing + 8, a->executable->loaded, sizeof(Loaded));
+  live_objects++;
+  a->bytes = backing;
+  a->size = SERIALIZED_SIZE;
+  a->backing = backing;
+  a->deleter = free_serialized;
+  return NULL;
+}
+static Error *Executable_DeserializeAndLoad(DeserializeArgs *a) {
+  CHECK_SIZE(a, DeserializeArgs, executable);
+  if (a->size != SERIALIZED_SIZE || memcmp(a->serialized, SERIALIZED_MAGIC, 8) != 0)
+    return error(INVALID_ARGUMENT, "stub: %zu bytes are not a serialized stub executable", a->size);
+  Loaded *l = calloc(1, sizeof(Loaded));
+  memcpy(l, a->serialized + 8, sizeof(Loaded));
+  if (l->partitions > a->client->num_devices) {
+    int partitions = l->partitions;
+    free(l);
+    return error(INVALID_ARGUMENT, "stub: a serialized executable of %d partitions on %d devices", partitions,
+                 a->client->num_devices);
+  }
+  l->client = a->client;
+  a->client->live_children++;
+  live_objects++;
+  a->executable = l;
+  return NULL;
+}
 static Error *LoadedExecutable_AddressableDevices(LoadedDevicesArgs *a) {
   CHECK_SIZE(a, LoadedDevicesArgs, num);
   a->devices = a->executable->client->device_list;
@@ -678,8 +722,10 @@ const Api *GetPjrtApi(void) {
   s[32] = Device_AddressableMemories; s[34] = Device_MemoryStats; s[35] = Memory_Id; s[36] = Memory_Kind;
   s[40] = Executable_Destroy; s[41] = Executable_Name; s[42] = Executable_NumReplicas;
   s[43] = Executable_NumPartitions; s[44] = Executable_NumOutputs; s[45] = Executable_SizeOfGeneratedCode;
+  s[49] = Executable_Serialize;
   s[50] = LoadedExecutable_Destroy; s[51] = LoadedExecutable_GetExecutable;
   s[52] = LoadedExecutable_AddressableDevices; s[55] = LoadedExecutable_Execute;
+  s[56] = Executable_DeserializeAndLoad;
   s[58] = Buffer_Destroy; s[59] = Buffer_ElementType; s[60] = Buffer_Dimensions; s[64] = Buffer_OnDeviceSizeInBytes;
   s[65] = Buffer_Device; s[68] = Buffer_IsDeleted; s[70] = Buffer_ToHostBuffer;
   s[90] = Executable_OutputElementTypes; s[91] = Executable_OutputDimensions;

@@ -2,13 +2,17 @@ package dev.crucible.accelerator.xla;
 
 import dev.crucible.accelerator.xla.exec.XlaExecutor;
 import dev.crucible.accelerator.xla.lower.BatchPlanner;
+import dev.crucible.accelerator.xla.lower.ProgramCache;
 import dev.crucible.accelerator.xla.lower.Sharding;
 import dev.crucible.accelerator.xla.pjrt.CompileOptions.Partitioner;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.BackendEnvironment;
 import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.tensor.DType;
+import dev.crucible.api.io.OutputLocation;
 import dev.crucible.api.model.ModelConfig;
+import java.nio.file.Path;
+import java.util.Optional;
 import java.util.Objects;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
@@ -28,16 +32,25 @@ public final class XlaEnvironment implements BackendEnvironment {
     private final Supplier<XlaExecutor> runtime;
     private final OptionalInt devices;
     private final String strategy;
+    private final Optional<Path> cacheFolder;
     private XlaExecutor executor;
+    private ProgramCache programs;
 
     /**
      * @param devices devices to split a model over, or empty for {@code auto}
      */
     XlaEnvironment(DeviceRequest device, Supplier<XlaExecutor> runtime, OptionalInt devices, String strategy) {
+        this(device, runtime, devices, strategy, Optional.empty());
+    }
+
+    /** @param cacheFolder where compiled programs are kept across runs ({@code --xla-cache}), or empty */
+    XlaEnvironment(DeviceRequest device, Supplier<XlaExecutor> runtime, OptionalInt devices, String strategy,
+                   Optional<Path> cacheFolder) {
         this.device = Objects.requireNonNull(device, "device is null");
         this.runtime = Objects.requireNonNull(runtime, "runtime is null");
         this.devices = Objects.requireNonNull(devices, "devices is null");
         this.strategy = Objects.requireNonNull(strategy, "strategy is null");
+        this.cacheFolder = Objects.requireNonNull(cacheFolder, "cacheFolder is null");
     }
 
     /** Reads {@code --xla-devices} and {@code --strategy} from the request; a bad value is the user's mistake. */
@@ -58,7 +71,9 @@ public final class XlaEnvironment implements BackendEnvironment {
         if (!strategy.equals("fsdp")) {
             throw new UserInputException("--strategy '" + strategy + "' is not one of: fsdp");
         }
-        return new XlaEnvironment(device, runtime, devices, strategy);
+        // Made (or checked writable) now, before any work: a folder the user cannot write to is their mistake.
+        Optional<Path> cache = device.option("xla-cache").map(Path::of).map(OutputLocation::createFolder);
+        return new XlaEnvironment(device, runtime, devices, strategy, cache);
     }
 
     @Override
@@ -72,6 +87,17 @@ public final class XlaEnvironment implements BackendEnvironment {
             executor = runtime.get();
         }
         return executor;
+    }
+
+    /**
+     * The compiled programs of this process, shared by every model placed here (same shapes, same programs: the
+     * weights are arguments), kept in the {@code --xla-cache} folder where there is one.
+     */
+    public synchronized ProgramCache programs() {
+        if (programs == null) {
+            programs = new ProgramCache(executor(), cacheFolder, System.err::println);
+        }
+        return programs;
     }
 
     /** How {@code config}'s model in {@code dtype} is split: the devices asked for, or the fewest that hold it. */

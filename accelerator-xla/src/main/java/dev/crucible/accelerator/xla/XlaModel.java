@@ -52,7 +52,7 @@ public final class XlaModel implements DeviceModel {
     /** Places {@code request}'s checkpoint on {@code environment}'s devices, split as it decides for this model. */
     static XlaModel place(XlaEnvironment environment, ShardRequest request, PrintStream notes) {
         Sharding sharding = environment.sharding(request.config(), request.dtype());
-        XlaOps ops = new XlaOps(environment.executor(), sharding);
+        XlaOps ops = new XlaOps(environment.executor(), sharding, environment.programs());
         try {
             PlacedModel placed = PlacedModel.place(request.config(), request.checkpoint(),
                     new XlaPlacement(ops, request.dtype()));

@@ -104,6 +104,29 @@ public final class PjrtExecutor implements XlaExecutor {
     }
 
     @Override
+    public String fingerprint() {
+        return client.platformName() + " " + client.platformVersion() + " (" + plugin.library().getFileName() + " "
+                + plugin.apiVersion() + ")";
+    }
+
+    @Override
+    public Optional<byte[]> serialize(CompiledProgram program) {
+        try (PjrtExecutable compiled = ((Loaded) program).executable.executable()) {
+            return Optional.of(compiled.serialize());
+        } catch (PjrtException e) {
+            if (e.code() == PjrtException.UNIMPLEMENTED) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public CompiledProgram deserialize(Program program, byte[] serialized) {
+        return new Loaded(program, client.deserialize(serialized));
+    }
+
+    @Override
     public DeviceArray upload(HostTensor tensor, int device) {
         try {
             return new Array(client.upload(tensor.data(), tensor.dtype(), tensor.shape(), devices.get(device)), device);

@@ -3,6 +3,7 @@ package dev.crucible.accelerator.xla.exec;
 import dev.crucible.api.io.HostTensor;
 import java.lang.foreign.Arena;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The five things the XLA backend asks of a runtime: compile, upload, execute, download, and donation (arguments
@@ -22,6 +23,21 @@ public interface XlaExecutor extends AutoCloseable {
     int deviceCount();
 
     CompiledProgram compile(Program program);
+
+    /** What a serialized program is valid for (the runtime and its version): part of a disk cache's key. */
+    default String fingerprint() {
+        return platform();
+    }
+
+    /** The runtime's serialization of {@code program}, where it offers one (to keep it on disk). */
+    default Optional<byte[]> serialize(CompiledProgram program) {
+        return Optional.empty();
+    }
+
+    /** {@code program} loaded from what {@link #serialize} wrote, instead of compiled again. */
+    default CompiledProgram deserialize(Program program, byte[] serialized) {
+        throw new UnsupportedOperationException("the " + platform() + " runtime cannot load serialized programs");
+    }
 
     /** The bytes device {@code device} can hold, where the runtime says. */
     default java.util.OptionalLong deviceMemory(int device) {

@@ -54,6 +54,7 @@ public final class XlaOps implements TensorOps, AutoCloseable {
 
     private final XlaExecutor executor;
     private final ProgramCache programs;
+    private final boolean ownsPrograms;
     private Sharding sharding;
     private final Deque<List<XlaTensor>> scopes = new ArrayDeque<>();
     /** Tensors made outside any scope: alive until this closes. */
@@ -67,10 +68,21 @@ public final class XlaOps implements TensorOps, AutoCloseable {
     private long serials;
     private long executions;
 
+    /** Ops with a program cache of their own, closed with them. */
     public XlaOps(XlaExecutor executor, Sharding sharding) {
+        this(executor, sharding, new ProgramCache(executor), true);
+    }
+
+    /** Ops that compile into {@code programs}, shared with other models of the same executor and kept open. */
+    public XlaOps(XlaExecutor executor, Sharding sharding, ProgramCache programs) {
+        this(executor, sharding, programs, false);
+    }
+
+    private XlaOps(XlaExecutor executor, Sharding sharding, ProgramCache programs, boolean ownsPrograms) {
         this.executor = executor;
         this.sharding = sharding;
-        this.programs = new ProgramCache(executor);
+        this.programs = programs;
+        this.ownsPrograms = ownsPrograms;
         if (sharding.partitions() > executor.deviceCount()) {
             throw new IllegalArgumentException("programs split over " + sharding.partitions() + " devices, the "
                     + executor.platform() + " runtime has " + executor.deviceCount());
@@ -946,7 +958,7 @@ public final class XlaOps implements TensorOps, AutoCloseable {
         return Collections.newSetFromMap(new IdentityHashMap<>());
     }
 
-    /** Frees every device array still held and the compiled programs; the executor stays open. */
+    /** Frees every device array still held and the programs it owns; the executor stays open. */
     @Override
     public synchronized void close() {
         for (XlaTensor tensor : onDevice) {
@@ -955,6 +967,8 @@ public final class XlaOps implements TensorOps, AutoCloseable {
             tensor.gone = "freed when the backend closed";
         }
         onDevice.clear();
-        programs.close();
+        if (ownsPrograms) {
+            programs.close();
+        }
     }
 }

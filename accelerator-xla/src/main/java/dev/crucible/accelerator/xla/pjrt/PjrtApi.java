@@ -165,6 +165,17 @@ final class PjrtApi {
         }
     }
 
+    /** Calls a {@code void f(void*)} function pointer the plugin handed out (a deleter). */
+    static void callVoid(MemorySegment function, MemorySegment argument) {
+        try {
+            LINKER.downcallHandle(function, RETURNS_VOID).invokeExact(argument);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("a plugin callback could not be called", t);
+        }
+    }
+
     /** Reads, destroys and throws a non-null {@code PJRT_Error*}. */
     void throwIfError(String function, MemorySegment error) {
         if (error.equals(MemorySegment.NULL)) {

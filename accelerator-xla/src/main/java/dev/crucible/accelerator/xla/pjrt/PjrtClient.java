@@ -69,6 +69,22 @@ public final class PjrtClient extends NativeHandle {
     }
 
     /**
+     * {@code PJRT_Executable_DeserializeAndLoad}: an executable {@link PjrtExecutable#serialize} wrote (by the same
+     * plugin version), loaded onto this client's devices with the compile options it was compiled with.
+     */
+    public PjrtLoadedExecutable deserialize(byte[] serialized) {
+        try (Arena arena = Arena.ofConfined()) {
+            Struct s = Slot.EXECUTABLE_DESERIALIZE_AND_LOAD.args;
+            MemorySegment args = api.call(arena, Slot.EXECUTABLE_DESERIALIZE_AND_LOAD, a -> {
+                s.set(a, "client", handle());
+                s.set(a, "serialized_executable", PjrtApi.bytes(arena, serialized));
+                s.set(a, "serialized_executable_size", serialized.length);
+            });
+            return new PjrtLoadedExecutable(api, this, s.getAddress(args, "loaded_executable"));
+        }
+    }
+
+    /**
      * Copies a dense row-major host array onto {@code device} and waits until the plugin no longer needs the host
      * bytes, so {@code data} may be freed or changed as soon as this returns.
      */

@@ -106,6 +106,28 @@ public final class PjrtExecutable extends NativeHandle {
         }
     }
 
+    /**
+     * The plugin's serialization of this executable ({@code PJRT_Executable_Serialize}), valid only for the same
+     * plugin version; the plugin's copy is freed with the deleter it hands out.
+     */
+    public byte[] serialize() {
+        try (Arena arena = Arena.ofConfined()) {
+            Struct s = Slot.EXECUTABLE_SERIALIZE.args;
+            MemorySegment args = api.call(arena, Slot.EXECUTABLE_SERIALIZE, a -> s.set(a, "executable", handle()));
+            MemorySegment backing = s.getAddress(args, "serialized_executable");
+            MemorySegment deleter = s.getAddress(args, "serialized_executable_deleter");
+            try {
+                long size = s.getLong(args, "serialized_bytes_size");
+                return size == 0 ? new byte[0]
+                        : s.getAddress(args, "serialized_bytes").reinterpret(size).toArray(ValueLayout.JAVA_BYTE);
+            } finally {
+                if (!deleter.equals(MemorySegment.NULL)) {
+                    PjrtApi.callVoid(deleter, backing);
+                }
+            }
+        }
+    }
+
     @Override
     void destroy(MemorySegment handle) {
         api.destroy(Slot.EXECUTABLE_DESTROY, "executable", handle);

@@ -66,6 +66,9 @@ enum Slot {
     EXECUTABLE_NUM_OUTPUTS(44, Struct.args("PJRT_Executable_NumOutputs_Args").word("executable").word("num_outputs")),
     EXECUTABLE_SIZE_OF_GENERATED_CODE(45, Struct.args("PJRT_Executable_SizeOfGeneratedCodeInBytes_Args")
             .word("executable").word("size_in_bytes")),
+    EXECUTABLE_SERIALIZE(49, Struct.args("PJRT_Executable_Serialize_Args").word("executable")
+            .word("serialized_bytes").word("serialized_bytes_size").word("serialized_executable")
+            .word("serialized_executable_deleter")),
     LOADED_EXECUTABLE_DESTROY(50, Struct.args("PJRT_LoadedExecutable_Destroy_Args").word("executable")),
     LOADED_EXECUTABLE_GET_EXECUTABLE(51, Struct.args("PJRT_LoadedExecutable_GetExecutable_Args")
             .word("loaded_executable").word("executable")),
@@ -74,6 +77,10 @@ enum Slot {
     LOADED_EXECUTABLE_EXECUTE(55, Struct.args("PJRT_LoadedExecutable_Execute_Args").word("executable")
             .word("options").word("argument_lists").word("num_devices").word("num_args").word("output_lists")
             .word("device_complete_events").word("execute_device")),
+    EXECUTABLE_DESERIALIZE_AND_LOAD(56, Struct.args("PJRT_Executable_DeserializeAndLoad_Args").word("client")
+            .word("serialized_executable").word("serialized_executable_size").word("loaded_executable")
+            .word("overridden_serialized_compile_options").word("overridden_serialized_compile_options_size")
+            .word("load_options")),
     BUFFER_DESTROY(58, Struct.args("PJRT_Buffer_Destroy_Args").word("buffer")),
     BUFFER_ELEMENT_TYPE(59, Struct.args("PJRT_Buffer_ElementType_Args").word("buffer").int32("type")),
     BUFFER_DIMENSIONS(60, Struct.args("PJRT_Buffer_Dimensions_Args").word("buffer").word("dims").word("num_dims")),

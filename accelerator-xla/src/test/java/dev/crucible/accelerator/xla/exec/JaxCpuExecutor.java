@@ -42,6 +42,7 @@ public final class JaxCpuExecutor implements XlaExecutor {
     private final int devices;
     private final String platform;
     private final Set<Remote> live = new HashSet<>();
+    private boolean closed;
 
     private JaxCpuExecutor(Process process, int devices) throws IOException {
         this.process = process;
@@ -89,6 +90,26 @@ public final class JaxCpuExecutor implements XlaExecutor {
                 .put("partitions", program.partitions());
         // jaxlib parses the same CompileOptionsProto bytes the PJRT path sends.
         JsonNode reply = call(request, program.compileOptions().toProto());
+        return remember(new RemoteProgram(this, reply.get("id").asLong(), program));
+    }
+
+    @Override
+    public String fingerprint() {
+        return platform + " jaxlib 0.10.2, " + devices + " devices";
+    }
+
+    @Override
+    public Optional<byte[]> serialize(CompiledProgram compiled) {
+        long id = ((RemoteProgram) compiled).id();
+        JsonNode reply = call(JSON.createObjectNode().put("op", "serialize").put("program", id), new byte[0]);
+        return Optional.of(readBytes(reply.get("bytes").asInt()));
+    }
+
+    @Override
+    public CompiledProgram deserialize(Program program, byte[] serialized) {
+        ObjectNode request = JSON.createObjectNode().put("op", "deserialize").put("partitions", program.partitions());
+        request.put("options", java.util.HexFormat.of().formatHex(program.compileOptions().toProto()));
+        JsonNode reply = call(request, serialized);
         return remember(new RemoteProgram(this, reply.get("id").asLong(), program));
     }
 
@@ -165,6 +186,11 @@ public final class JaxCpuExecutor implements XlaExecutor {
         return new HostTensor(name, remote.dtype(), remote.shape(), data);
     }
 
+    /** Whether the helper process still serves (a closed executor's has exited). */
+    public boolean isAlive() {
+        return process.isAlive() && !closed;
+    }
+
     /** How jaxlib reads a serialized CompileOptionsProto (a check of our writer by XLA's own parser). */
     public JsonNode parseCompileOptions(byte[] proto) {
         return call(JSON.createObjectNode().put("op", "compile_options"), proto);
@@ -172,6 +198,7 @@ public final class JaxCpuExecutor implements XlaExecutor {
 
     @Override
     public synchronized void close() {
+        closed = true;
         try {
             requests.close();
             if (!process.waitFor(10, TimeUnit.SECONDS)) {

@@ -18,7 +18,13 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Stream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import dev.crucible.accelerator.xla.lower.ProgramCache;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The product executor through its interface, on the stub plugin (execution) and on libtpu (what a user sees when
@@ -67,6 +73,31 @@ class PjrtExecutorTest {
         }
         assertTrue(live >= 0);
         assertEquals(live - 1, StubPjrtPlugin.liveObjects(), "the client and all it made are gone");
+    }
+
+    /** {@code --xla-cache} on the product path: a second client loads what the first compiled, and it runs. */
+    @Test
+    void aProgramCacheFolderServesALaterClient(@TempDir Path folder) throws Exception {
+        Program add = stubProgram("add", Map.of(), CompileOptions.singleDevice());
+        List<String> notes = new java.util.ArrayList<>();
+        try (PjrtExecutor xla = PjrtExecutor.open(stub(), List.of());
+             ProgramCache programs = new ProgramCache(xla, Optional.of(folder), notes::add)) {
+            programs.get(add);
+            assertFalse(programs.compiles().getFirst().fromDisk());
+        }
+        try (Stream<Path> files = Files.list(folder)) {
+            assertEquals(1, files.count(), "one serialized program");
+        }
+        try (Arena arena = Arena.ofConfined(); PjrtExecutor xla = PjrtExecutor.open(stub(), List.of());
+             ProgramCache programs = new ProgramCache(xla, Optional.of(folder), notes::add)) {
+            CompiledProgram loaded = programs.get(add);
+            assertTrue(programs.compiles().getFirst().fromDisk(), programs.compiles().toString());
+            DeviceArray a = xla.upload(f32(arena, "a", 1, 2, 3, 4, 5, 6), 0);
+            DeviceArray b = xla.upload(f32(arena, "b", 1, 1, 1, 1, 1, 1), 0);
+            DeviceArray sum = xla.execute(loaded, List.of(List.of(a, b))).getFirst().getFirst();
+            assertArrayEquals(new float[] {2, 3, 4, 5, 6, 7}, xla.download(sum, "s", arena).toFloatArray());
+        }
+        assertEquals(List.of(), notes);
     }
 
     @Test

@@ -116,6 +116,10 @@ class PjrtLibtpuTest {
                 assertTrue(stats.argumentBytes() >= 4 * (4 * 8 + 8 * 16 + 4 * 16), stats.toString());
                 assertTrue(stats.outputBytes() >= 4 * 4 * 16, stats.toString());
                 assertTrue(stats.generatedCodeBytes() > 0, stats.toString());
+                // What --xla-cache keeps: the plugin's serialization, its buffer freed by the deleter it hands out.
+                byte[] serialized = executable.serialize();
+                System.out.println("libtpu serialized dot_add: " + serialized.length + " bytes");
+                assertTrue(serialized.length > stats.generatedCodeBytes() / 2, serialized.length + " bytes");
             }
         }
     }

@@ -113,6 +113,32 @@ class PjrtStubPluginTest {
         }
     }
 
+    /** What {@code --xla-cache} keeps: serialized by one client, loaded by another, run to the same result. */
+    @Test
+    void aSerializedExecutableLoadsOnAnotherClientAndRuns() {
+        byte[] serialized;
+        try (PjrtClient client = plugin.createClient(List.of());
+             PjrtLoadedExecutable add = client.compile("// stub.op=add stub.shape=2x3", CompileOptions.singleDevice());
+             PjrtExecutable compiled = add.executable()) {
+            long beforeSerialize = StubPjrtPlugin.liveObjects();
+            serialized = compiled.serialize();
+            assertEquals(beforeSerialize, StubPjrtPlugin.liveObjects(), "the plugin's copy freed by its deleter");
+        }
+        try (PjrtClient client = plugin.createClient(List.of());
+             PjrtLoadedExecutable add = client.deserialize(serialized)) {
+            PjrtDevice device = client.addressableDevices().getFirst();
+            try (PjrtBuffer a = client.upload(floats(1, 2, 3, 4, 5, 6), DType.F32, SHAPE, device);
+                 PjrtBuffer b = client.upload(floats(10, 20, 30, 40, 50, 60), DType.F32, SHAPE, device);
+                 PjrtBuffer sum = add.execute(List.of(List.of(a, b)), Set.of()).getFirst().getFirst()) {
+                assertArrayEquals(new float[] {11, 22, 33, 44, 55, 66}, floatsOf(sum.toHost(arena)));
+            }
+            PjrtException torn = assertThrows(PjrtException.class,
+                    () -> client.deserialize(new byte[] {1, 2, 3}).close());
+            assertEquals(PjrtException.INVALID_ARGUMENT, torn.code());
+            assertEquals("stub: 3 bytes are not a serialized stub executable", torn.pluginMessage());
+        }
+    }
+
     @Test
     void executesAndAnswersWhatItCompiled() {
         try (PjrtClient client = plugin.createClient(List.of());

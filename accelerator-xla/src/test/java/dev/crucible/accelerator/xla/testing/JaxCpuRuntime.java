@@ -39,10 +39,24 @@ public final class JaxCpuRuntime implements XlaRuntime {
         return Probe.available("jaxlib 0.10.2 CPU client (test runtime)", devices, Map.of("platform", "cpu"));
     }
 
+    /**
+     * One jaxlib process per test JVM, shared by every environment the tests set up: an environment keeps its runtime
+     * for the process, and each in-process CLI run makes one.
+     */
     @Override
     public XlaExecutor open() {
-        return JaxCpuExecutor.start(devices());
+        synchronized (SHARED) {
+            int devices = devices();
+            JaxCpuExecutor running = SHARED.get(devices);
+            if (running == null || !running.isAlive()) {
+                running = JaxCpuExecutor.start(devices);
+                SHARED.put(devices, running);
+            }
+            return running;
+        }
     }
+
+    private static final java.util.Map<Integer, JaxCpuExecutor> SHARED = new java.util.HashMap<>();
 
     private static int devices() {
         return Integer.getInteger("crucible.xla.jaxlib.devices", 1);
