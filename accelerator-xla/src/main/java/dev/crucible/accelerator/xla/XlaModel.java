@@ -2,6 +2,7 @@ package dev.crucible.accelerator.xla;
 
 import dev.crucible.accelerator.xla.exec.OutOfDeviceMemoryException;
 import dev.crucible.accelerator.xla.lower.BatchPlanner;
+import dev.crucible.accelerator.xla.lower.Buckets;
 import dev.crucible.accelerator.xla.lower.Sharding;
 import dev.crucible.accelerator.xla.lower.XlaOps;
 import dev.crucible.accelerator.xla.lower.XlaPlacement;
@@ -11,7 +12,6 @@ import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.ModelRunner;
-import dev.crucible.api.model.ShapePolicy;
 import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.model.ShardRequest;
 import dev.crucible.api.model.TokenListener;
@@ -25,13 +25,15 @@ import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.time.Duration;
 import java.util.List;
-import java.util.function.IntFunction;
+import java.util.function.BiFunction;
+import java.util.stream.IntStream;
 
 /**
  * A model placed on the devices of an XLA runtime: the backend-neutral {@link PlacedModel} over {@link XlaOps} and the
- * {@link ModelRunner} that steps it with static shapes (every decode step attends over the whole fixed KV window, so
- * the step compiles once). Batches are sized from the devices' memory; a batch that still runs out of it is halved
- * and the request run again, and the size that worked is said on stderr.
+ * {@link ModelRunner} that steps it at the shapes of {@link Buckets} (prompt and cache lengths bucketed, every decode
+ * step over the whole fixed KV window, every batch of a request the same rows), so a request compiles a handful of
+ * programs. Batches are sized from the devices' memory; a batch that still runs out of it is halved and the request
+ * run again, and the size that worked is said on stderr.
  */
 public final class XlaModel implements DeviceModel {
     private final XlaOps ops;
@@ -45,7 +47,7 @@ public final class XlaModel implements DeviceModel {
     private XlaModel(XlaOps ops, PlacedModel placed, PrintStream notes) {
         this.ops = ops;
         this.placed = placed;
-        this.runner = new ModelRunner(ops, placed, new ShapePolicy(1, 1, true));
+        this.runner = new ModelRunner(ops, placed, Buckets.SHAPES);
         this.notes = notes;
     }
 
@@ -75,24 +77,48 @@ public final class XlaModel implements DeviceModel {
 
     ForwardResult forward(ForwardRequest request) {
         List<int[]> prompts = request.prompts();
-        return withFittingBatches(request.batchSize(), prompts, 0, true,
-                batch -> runner.forward(request, batch));
+        return new ForwardResult(withFittingBatches(request.batchSize(), prompts, 0, true,
+                (filled, rows) -> runner.forward(new ForwardRequest(filled, rows), rows).prompts()));
     }
 
     DecodeResult decode(DecodeRequest request) {
         List<int[]> prompts = request.prompts();
         // Tokens a listener saw cannot be taken back, so a streamed request is not run twice.
         boolean retry = request.listener() == TokenListener.NONE;
-        return withFittingBatches(request.batchSize(), prompts, request.maxNewTokens(), retry,
-                batch -> runner.decode(request, batch));
+        TokenListener listener = request.listener() == TokenListener.NONE ? TokenListener.NONE
+                : realRowsOnly(request.listener(), prompts.size());
+        return new DecodeResult(withFittingBatches(request.batchSize(), prompts, request.maxNewTokens(), retry,
+                (filled, rows) -> runner.decode(new DecodeRequest(filled, request.maxNewTokens(), request.stopTokens(),
+                        request.padToken(), rows, listener), rows).generations()));
     }
 
-    private <T> T withFittingBatches(int requested, List<int[]> prompts, int newTokens, boolean retry,
-                                     IntFunction<T> run) {
+    /** {@code listener} told only of the request's own prompts, not of the copies that fill the last batch. */
+    private static TokenListener realRowsOnly(TokenListener listener, int prompts) {
+        return (indexes, tokens) -> {
+            int[] real = IntStream.range(0, indexes.length).filter(i -> indexes[i] < prompts).toArray();
+            if (real.length > 0) {
+                listener.onTokens(IntStream.of(real).map(i -> indexes[i]).toArray(),
+                        IntStream.of(real).map(i -> tokens[i]).toArray());
+            }
+        };
+    }
+
+    /**
+     * Runs {@code prompts} in batches of equal rows (at most the size asked for or planned, halved while a batch runs
+     * out of device memory): {@code run} gets the prompts filled to whole batches and the rows, and returns one
+     * result per filled prompt, of which the request's own come back.
+     */
+    private <T> List<T> withFittingBatches(int requested, List<int[]> prompts, int newTokens, boolean retry,
+                                           BiFunction<List<int[]>, Integer, List<T>> run) {
+        if (prompts.isEmpty()) {
+            return List.of();
+        }
         int batch = requested > 0 ? requested : plannedBatch(prompts, newTokens);
         while (true) {
             try {
-                T result = run.apply(batch);
+                int rows = Buckets.rows(prompts.size(), batch);
+                List<T> result = List.copyOf(run.apply(Buckets.filled(prompts, rows), rows)
+                        .subList(0, prompts.size()));
                 if (tooLarge > 0 && batch < tooLarge) {
                     notes.println("xla: batches of " + batch + " prompts fit in device memory");
                 }

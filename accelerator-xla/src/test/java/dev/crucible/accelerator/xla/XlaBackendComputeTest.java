@@ -168,6 +168,44 @@ class XlaBackendComputeTest {
     }
 
     /**
+     * Bucketing: prompts of 1 to 27 tokens in batches of 2, the last batch short of a prompt, are one prefill and one
+     * decode step; a later request of other prompts and another count, in the same buckets, compiles nothing. At
+     * exact shapes each batch's prompt length (and the short last batch) would be programs of their own.
+     */
+    @Test
+    void promptsOfDifferentLengthsAndCountsShareTheirPrograms() {
+        GoldenFixture fixture = GoldenFixture.load("stories260k");
+        List<GoldenFixture.Case> cases = fixture.cases();
+        int newTokens = 32;
+        int pad = DecodeRequest.defaultPadToken(fixture.config());
+        try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
+             XlaModel xla = xla(fixture, checkpoint, DType.F32)) {
+            int before = compiles().size();
+            List<GoldenFixture.Case> first = List.of(cases.get(0), cases.get(1), cases.get(2), cases.get(3),
+                    cases.get(5));
+            List<Generation> generations = BACKEND.decode(xla, new DecodeRequest(first.stream()
+                    .map(GoldenFixture.Case::promptIds).toList(), newTokens, Set.of(), pad, 2)).generations();
+            for (int i = 0; i < first.size(); i++) {
+                assertArrayEquals(java.util.Arrays.copyOf(first.get(i).generatedIds(), newTokens),
+                        generations.get(i).tokens(), first.get(i).name());
+            }
+            List<ProgramCache.Compile> compiles = compiles().subList(before, compiles().size());
+            assertTrue(compiles.size() <= 2, "a prefill and a decode step: " + compiles);
+            int afterFirst = compiles().size();
+            List<GoldenFixture.Case> second = List.of(cases.get(4), cases.get(1), cases.get(2));
+            generations = BACKEND.decode(xla, new DecodeRequest(second.stream().map(GoldenFixture.Case::promptIds)
+                    .toList(), newTokens, Set.of(), pad, 2)).generations();
+            for (int i = 0; i < second.size(); i++) {
+                assertArrayEquals(java.util.Arrays.copyOf(second.get(i).generatedIds(), newTokens),
+                        generations.get(i).tokens(), second.get(i).name());
+            }
+            assertEquals(afterFirst, compiles().size(), "compiled again: " + compiles().subList(afterFirst,
+                    compiles().size()));
+            assertEquals(3, generations.size(), "the copy that fills the last batch is not a result");
+        }
+    }
+
+    /**
      * Abliteration's loop: every trial sets new LoRA factors on every projection, measures and generates. The factors
      * are program arguments, so trials after the first compile nothing, and the results are the libtorch backend's.
      */

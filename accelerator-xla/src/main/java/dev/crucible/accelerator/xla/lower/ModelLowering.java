@@ -7,7 +7,6 @@ import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ModelRunner;
-import dev.crucible.api.model.ShapePolicy;
 import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.tensor.DType;
 import java.util.ArrayList;
@@ -49,7 +48,7 @@ public final class ModelLowering {
         try (XlaOps ops = new XlaOps(executor, sharding)) {
             ops.observe(phase::add);
             try (PlacedModel model = PlacedModel.place(config, checkpoint, new XlaPlacement(ops, dtype));
-                 ModelRunner runner = new ModelRunner(ops, model, new ShapePolicy(1, 1, true))) {
+                 ModelRunner runner = new ModelRunner(ops, model, Buckets.SHAPES)) {
                 List<int[]> prompts = Collections.nCopies(shape.batch(), new int[shape.promptLength()]);
                 runner.forward(new ForwardRequest(prompts, shape.batch()), shape.batch());
                 collect(phase, "forward", programs);

@@ -12,7 +12,6 @@ import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.Generation;
 import dev.crucible.api.model.ModelRunner;
 import dev.crucible.api.model.PlacedModel;
-import dev.crucible.api.model.ShapePolicy;
 import dev.crucible.api.tensor.DType;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,7 +33,7 @@ class ProgramCacheTest {
         try (XlaOps ops = new XlaOps(executor, Sharding.SINGLE, programs);
              Checkpoint checkpoint = Checkpoint.open(fixture.directory());
              PlacedModel model = PlacedModel.place(fixture.config(), checkpoint, new XlaPlacement(ops, DType.F32));
-             ModelRunner runner = new ModelRunner(ops, model, new ShapePolicy(1, 1, true))) {
+             ModelRunner runner = new ModelRunner(ops, model, Buckets.SHAPES)) {
             return runner.decode(new DecodeRequest(fixture.prompts().subList(1, 3), 12, Set.of(), 0, 2), 2).generations();
         }
     }

@@ -13,7 +13,6 @@ import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.Generation;
 import dev.crucible.api.model.ModelRunner;
-import dev.crucible.api.model.ShapePolicy;
 import dev.crucible.api.model.PlacedModel;
 import java.util.Arrays;
 import java.util.List;
@@ -53,7 +52,7 @@ class ShardedOnXlaTest {
         try (XlaOps ops = new XlaOps(executor, Sharding.fsdp(4, partitioner));
              Checkpoint checkpoint = Checkpoint.open(fixture.directory());
              PlacedModel model = PlacedModel.place(fixture.config(), checkpoint, new XlaPlacement(ops, DType.F32));
-             ModelRunner runner = new ModelRunner(ops, model, new ShapePolicy(1, 1, true))) {
+             ModelRunner runner = new ModelRunner(ops, model, Buckets.SHAPES)) {
             List<Activations> forward = runner.forward(new ForwardRequest(prompts, 4), 4).prompts();
             int longest = cases.stream().mapToInt(GoldenFixture.Case::maxNewTokens).max().orElseThrow();
             List<Generation> generations = runner.decode(new DecodeRequest(prompts, Math.min(longest, 48), Set.of(),

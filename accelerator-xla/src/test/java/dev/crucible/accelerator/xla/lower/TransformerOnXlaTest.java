@@ -13,7 +13,6 @@ import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.Generation;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ModelRunner;
-import dev.crucible.api.model.ShapePolicy;
 import dev.crucible.api.model.PlacedModel;
 import java.util.Arrays;
 import java.util.List;
@@ -50,7 +49,7 @@ class TransformerOnXlaTest {
         try (XlaOps ops = new XlaOps(executor, Sharding.SINGLE);
              Checkpoint checkpoint = Checkpoint.open(fixture.directory());
              PlacedModel model = PlacedModel.place(fixture.config(), checkpoint, new XlaPlacement(ops, DType.F32));
-             ModelRunner runner = new ModelRunner(ops, model, new ShapePolicy(1, 1, true))) {
+             ModelRunner runner = new ModelRunner(ops, model, Buckets.SHAPES)) {
             // All cases in one left-padded batch (padding must not change a row), so each program compiles once.
             int cases = fixture.cases().size();
             List<Activations> forward = runner.forward(new ForwardRequest(fixture.prompts(), cases), cases).prompts();
