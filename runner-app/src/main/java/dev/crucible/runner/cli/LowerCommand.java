@@ -51,11 +51,11 @@ public final class LowerCommand implements Callable<Integer> {
     int batch;
 
     @Option(names = "--prompt-len", paramLabel = "P", defaultValue = "128",
-            description = "Tokens per prompt, padding included (default: ${DEFAULT-VALUE}).")
+            description = "Tokens per prompt, padding included; the xla backend rounds it up to a multiple of 32 slots, as a run does (default: ${DEFAULT-VALUE}).")
     int promptLength;
 
     @Option(names = "--new-tokens", paramLabel = "N", defaultValue = "100",
-            description = "Tokens generated per prompt: the decode window is P + N - 1 slots (default: ${DEFAULT-VALUE}).")
+            description = "Tokens generated per prompt: the decode window is P + N - 1 slots, rounded up to a multiple of 32 (default: ${DEFAULT-VALUE}).")
     int newTokens;
 
     @Option(names = "--devices", paramLabel = "N", defaultValue = "1",
