@@ -3,7 +3,6 @@ package dev.crucible.runner.session;
 import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.runner.RunnerEnvironment;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -16,7 +15,9 @@ public final class BackendOptions {
     public static final String XLA_DEVICES = "xla-devices";
     public static final String STRATEGY = "strategy";
     public static final String XLA_CACHE = "xla-cache";
-    private static final List<String> ALL = List.of(XLA_DEVICES, STRATEGY, XLA_CACHE);
+    /** Each option's environment variable, as the flags' help names them. */
+    private static final Map<String, String> ENVIRONMENT = Map.of(XLA_DEVICES, "CRUCIBLE_XLA_DEVICES", STRATEGY,
+            "CRUCIBLE_XLA_STRATEGY", XLA_CACHE, "CRUCIBLE_XLA_CACHE");
 
     private BackendOptions() {
     }
@@ -24,8 +25,9 @@ public final class BackendOptions {
     /** {@code request} with the environment's value of every option it does not carry already. */
     static DeviceRequest withEnvironment(DeviceRequest request, RunnerEnvironment environment) {
         Map<String, String> options = new LinkedHashMap<>(request.options());
-        for (String name : ALL) {
-            Optional<String> value = environment.get("CRUCIBLE_" + name.toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
+        for (Map.Entry<String, String> option : ENVIRONMENT.entrySet()) {
+            String name = option.getKey();
+            Optional<String> value = environment.get(option.getValue());
             if (!options.containsKey(name) && value.isPresent()) {
                 options.put(name, value.get());
             }
