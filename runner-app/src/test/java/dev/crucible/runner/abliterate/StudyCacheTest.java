@@ -81,7 +81,11 @@ class StudyCacheTest {
         Abliterator.PromptGroup joined = new Abliterator.PromptGroup("bad-prompts", List.of("ab"), SET.systemPrompt());
         assertTrue(before.difference(StudyCache.Inputs.of(model, prompts(joined), Map.of())).isPresent());
 
-        Files.write(model.resolve("model.safetensors"), new byte[] {1, 2, 3, 5});
+        Path weights = Files.write(model.resolve("model.safetensors"), new byte[] {1, 2, 3, 5});
+        // Same size; a rewrite within the file system's clock tick (a few ms) would keep the time the fingerprint
+        // trusts, which no real edit of a model does.
+        Files.setLastModifiedTime(weights, java.nio.file.attribute.FileTime.fromMillis(
+                Files.getLastModifiedTime(weights).toMillis() + 1000));
         String changed = before.difference(StudyCache.Inputs.of(model, prompts(SET), before.modelFiles())).orElseThrow();
         assertTrue(changed.startsWith("other model files (model.safetensors changed: SHA-256 "), changed);
         Files.writeString(model.resolve("tokenizer.json"), "{}");
