@@ -37,12 +37,7 @@ public final class OutputLocation {
         }
         Path existing = existingAncestor(absolute.getParent());
         checkWritableFolder(target, existing);
-        if (bytesNeeded > 0) {
-            usableSpace(existing).filter(free -> free < bytesNeeded).ifPresent(free -> {
-                throw new UserInputException("cannot write " + target + ": not enough space (it needs " + bytes(bytesNeeded)
-                        + ", " + existing + " has " + bytes(free) + " free); free some space or choose another folder");
-            });
-        }
+        checkSpace(target, existing, bytesNeeded);
     }
 
     /**
@@ -60,6 +55,11 @@ public final class OutputLocation {
         }
         Path existing = existingAncestor(absolute.getParent());
         checkWritableFolder(target, existing);
+        checkSpace(target, existing, bytesNeeded);
+    }
+
+    /** {@code existing}'s file system has {@code bytesNeeded} free for {@code target}, when both are known. */
+    private static void checkSpace(Path target, Path existing, long bytesNeeded) {
         if (bytesNeeded > 0) {
             usableSpace(existing).filter(free -> free < bytesNeeded).ifPresent(free -> {
                 throw new UserInputException("cannot write " + target + ": not enough space (it needs " + bytes(bytesNeeded)

@@ -21,7 +21,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,11 +33,6 @@ class GgufExportTest {
     @TempDir
     Path dir;
 
-    private static Path fixture(String name) {
-        Path p = Path.of(System.getProperty("crucible.repo.root", ".."), "..", "shared", "fixtures", name).normalize();
-        Assumptions.assumeTrue(Files.isDirectory(p), "fixture " + p + " is missing (../shared beside the repository)");
-        return p;
-    }
 
     private static Path demo() {
         return Path.of(System.getProperty("crucible.repo.root", ".."), "demo-model").normalize();
@@ -128,7 +122,7 @@ class GgufExportTest {
                 new Family("tiny-mistral", "llama", false, false, false),
                 new Family("tiny-qwen2", "qwen2", true, false, false),
                 new Family("tiny-qwen3", "qwen3", false, true, false))) {
-            Path model = fixture(family.fixture());
+            Path model = QuantizedRunTest.fixture(family.fixture());
             ModelConfig config = ModelConfig.read(model);
             Read read = convertAndRead(model, "f32", python);
             String arch = family.arch();

@@ -17,7 +17,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,11 +27,6 @@ class QuantizeCommandTest {
     @TempDir
     Path dir;
 
-    private static Path fixture(String name) {
-        Path p = Path.of(System.getProperty("crucible.repo.root", ".."), "..", "shared", "fixtures", name).normalize();
-        Assumptions.assumeTrue(Files.isDirectory(p), "fixture " + p + " is missing (../shared beside the repository)");
-        return p;
-    }
 
     private static List<Integer> generated(RunnerCli run) throws Exception {
         List<Integer> ids = new ArrayList<>();
@@ -42,7 +36,7 @@ class QuantizeCommandTest {
 
     @Test
     void int8FolderHasTheCompressedTensorsLayoutAndRunsAsTheOnLoadQuantization() throws Exception {
-        Path model = fixture("stories260k");
+        Path model = QuantizedRunTest.fixture("stories260k");
         Path out = dir.resolve("int8");
         RunnerCli quantize = RunnerCli.run(ONE_THREAD, "quantize", "--model", model.toString(), "--bits", "8",
                 "--out", out.toString());
