@@ -4,6 +4,12 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.quant.CompressedTensors;
+import dev.crucible.api.quant.QuantizationConfig;
+import dev.crucible.api.quant.QuantizedHostTensor;
+import dev.crucible.api.quant.WeightCodec;
+import dev.crucible.api.tensor.DType;
+import dev.crucible.api.tensor.WeightFormat;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -17,6 +23,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.SequencedSet;
 import java.util.stream.Stream;
 
@@ -40,13 +47,46 @@ public final class Checkpoint implements AutoCloseable {
     private final Arena arena;
     private final List<SafetensorsFile> files;
     private final Map<String, SafetensorsFile> fileByTensor;
+    private final QuantizationConfig storedQuantization;
+    /** The quantized weights ({@code M.weight}) of a compressed-tensors folder, by name, in their format. */
+    private final Map<String, WeightFormat.Int> quantized;
+    /** Every tensor name as the model sees it: a quantized weight once, under {@code M.weight}. */
+    private final SequencedSet<String> names;
 
     private Checkpoint(Path directory, Arena arena, List<SafetensorsFile> files,
-                       Map<String, SafetensorsFile> fileByTensor) {
+                       Map<String, SafetensorsFile> fileByTensor, QuantizationConfig storedQuantization) {
         this.directory = directory;
         this.arena = arena;
         this.files = List.copyOf(files);
         this.fileByTensor = Collections.unmodifiableMap(fileByTensor);
+        this.storedQuantization = storedQuantization;
+        Map<String, WeightFormat.Int> quantized = new LinkedHashMap<>();
+        SequencedSet<String> names = new LinkedHashSet<>();
+        WeightFormat.Int format = storedQuantization.enabled() ? (WeightFormat.Int) storedQuantization.format() : null;
+        for (String name : fileByTensor.keySet()) {
+            String module = format == null ? null : compressionModule(name);
+            if (module != null && fileByTensor.containsKey(module + ".weight_scale")) {
+                quantized.put(module + ".weight", format);
+                names.add(module + ".weight");
+            } else {
+                names.add(name);
+            }
+        }
+        this.quantized = Collections.unmodifiableMap(quantized);
+        this.names = Collections.unmodifiableSequencedSet(names);
+    }
+
+    /** {@code M} when {@code name} is {@code M.weight} or one of the tensors compressed-tensors stores beside it. */
+    private static String compressionModule(String name) {
+        if (name.endsWith(".weight")) {
+            return CompressedTensors.module(name);
+        }
+        for (String parameter : CompressedTensors.PARAMETERS) {
+            if (name.endsWith("." + parameter)) {
+                return name.substring(0, name.length() - parameter.length() - 1);
+            }
+        }
+        return null;
     }
 
     /**
@@ -57,29 +97,48 @@ public final class Checkpoint implements AutoCloseable {
     public static Checkpoint open(Path modelDir) {
         Objects.requireNonNull(modelDir, "modelDir is null");
         if (Files.isRegularFile(modelDir) && modelDir.getFileName().toString().endsWith(".safetensors")) {
-            return openFiles(modelDir.toAbsolutePath().getParent(), List.of(modelDir), null);
+            return openFiles(modelDir.toAbsolutePath().getParent(), List.of(modelDir), null, QuantizationConfig.NONE);
         }
         if (!Files.isDirectory(modelDir)) {
             throw new UserInputException("model folder " + modelDir + " does not exist");
         }
+        QuantizationConfig stored = storedQuantization(modelDir);
         Path index = modelDir.resolve(INDEX_FILE);
         if (Files.isRegularFile(index)) {
-            return openSharded(modelDir, index);
+            return openSharded(modelDir, index, stored);
         }
         Path single = modelDir.resolve(SINGLE_FILE);
         if (Files.isRegularFile(single)) {
-            return openFiles(modelDir, List.of(single), null);
+            return openFiles(modelDir, List.of(single), null, stored);
         }
         throw noSafetensors(modelDir);
     }
 
-    private static Checkpoint openSharded(Path modelDir, Path index) {
+    /**
+     * How config.json says the weights are stored: quantized in the compressed-tensors layout, or not at all. A
+     * config.json that is missing or not JSON says nothing here (reading the config reports it).
+     */
+    private static QuantizationConfig storedQuantization(Path modelDir) {
+        Path config = modelDir.resolve("config.json");
+        if (!Files.isRegularFile(config)) {
+            return QuantizationConfig.NONE;
+        }
+        JsonNode root;
+        try {
+            root = JSON.readTree(config.toFile());
+        } catch (IOException e) {
+            return QuantizationConfig.NONE;
+        }
+        return CompressedTensors.read(root, config.toString()).orElse(QuantizationConfig.NONE);
+    }
+
+    private static Checkpoint openSharded(Path modelDir, Path index, QuantizationConfig stored) {
         Map<String, String> shardByTensor = readWeightMap(index);
         Map<String, Path> shardPaths = new LinkedHashMap<>();
         for (String shard : shardByTensor.values()) {
             shardPaths.computeIfAbsent(shard, name -> shardPath(modelDir, index, name));
         }
-        return openFiles(modelDir, List.copyOf(shardPaths.values()), shardByTensor);
+        return openFiles(modelDir, List.copyOf(shardPaths.values()), shardByTensor, stored);
     }
 
     private static Map<String, String> readWeightMap(Path index) {
@@ -123,7 +182,8 @@ public final class Checkpoint implements AutoCloseable {
     }
 
     /** Opens {@code paths} into one arena; {@code shardByTensor} null means every tensor of every file. */
-    private static Checkpoint openFiles(Path directory, List<Path> paths, Map<String, String> shardByTensor) {
+    private static Checkpoint openFiles(Path directory, List<Path> paths, Map<String, String> shardByTensor,
+                                        QuantizationConfig stored) {
         Arena arena = Arena.ofShared();
         try {
             Map<Path, SafetensorsFile> opened = new LinkedHashMap<>();
@@ -149,7 +209,7 @@ public final class Checkpoint implements AutoCloseable {
                     fileByTensor.put(entry.getKey(), file);
                 }
             }
-            return new Checkpoint(directory, arena, new ArrayList<>(opened.values()), fileByTensor);
+            return new Checkpoint(directory, arena, new ArrayList<>(opened.values()), fileByTensor, stored);
         } catch (RuntimeException | Error e) {
             arena.close();
             throw e;
@@ -190,27 +250,64 @@ public final class Checkpoint implements AutoCloseable {
         return files.stream().map(SafetensorsFile::path).toList();
     }
 
-    /** Every tensor name, in header order (or {@code weight_map} order for a sharded checkpoint). */
+    /**
+     * Every tensor name, in header order (or {@code weight_map} order for a sharded checkpoint); a quantized weight
+     * of a compressed-tensors folder once, as {@code M.weight}, where its first stored part is.
+     */
     public SequencedSet<String> names() {
-        return Collections.unmodifiableSequencedSet(new LinkedHashSet<>(fileByTensor.keySet()));
+        return names;
     }
 
     public boolean contains(String name) {
-        return fileByTensor.containsKey(name);
+        return names.contains(name);
     }
 
-    /** The header entry of {@code name}; a user error when the checkpoint has no such tensor. */
+    /**
+     * The header entry of {@code name}; a user error when the checkpoint has no such tensor. For a quantized weight,
+     * the dense tensor it stands for: its shape, in its scales' dtype (the model's), and the bytes that would take.
+     */
     public TensorInfo info(String name) {
-        return fileOf(name).tensors().get(name);
+        WeightFormat.Int format = quantized.get(name);
+        if (format == null) {
+            return fileOf(name).tensors().get(name);
+        }
+        DType dtype = stored(CompressedTensors.module(name) + ".weight_scale").dtype();
+        long[] shape = CompressedTensors.shape(name, format, this::stored);
+        return new TensorInfo(name, dtype, shape, 0, Shapes.elementCount(shape) * dtype.byteSize());
     }
 
-    /** A read-only view of {@code name}; valid until {@link #close()}. */
+    /**
+     * A read-only view of {@code name}; valid until {@link #close()}. A quantized weight is dequantized onto the Java
+     * heap, in its scales' dtype (the model's): what an edit, a merge or a full-precision export starts from.
+     */
     public HostTensor tensor(String name) {
-        return fileOf(name).tensor(name);
+        return quantized(name).map(parts -> HostTensor.ofFloats(name, info(name).dtype(), parts.shape(),
+                WeightCodec.of(parts.format()).decode(parts))).orElseGet(() -> fileOf(name).tensor(name));
+    }
+
+    /** The parts of {@code name} when the folder stores it quantized (compressed-tensors), copied onto the heap. */
+    public Optional<QuantizedHostTensor> quantized(String name) {
+        WeightFormat.Int format = quantized.get(name);
+        return format == null ? Optional.empty()
+                : Optional.of(CompressedTensors.parts(name, format, this::stored));
+    }
+
+    /**
+     * How config.json says the projection weights are stored: {@link QuantizationConfig#NONE} unless the folder is
+     * compressed-tensors (what {@code runner quantize} writes).
+     */
+    public QuantizationConfig storedQuantization() {
+        return storedQuantization;
+    }
+
+    /** A tensor as the files store it, or null. */
+    private HostTensor stored(String name) {
+        SafetensorsFile file = fileByTensor.get(name);
+        return file == null ? null : file.tensor(name);
     }
 
     private SafetensorsFile fileOf(String name) {
-        SafetensorsFile file = fileByTensor.get(name);
+        SafetensorsFile file = names.contains(name) ? fileByTensor.get(name) : null;
         if (file == null) {
             throw new UserInputException("checkpoint " + directory + " has no tensor "
                     + SafetensorsHeader.quote(name));
@@ -228,6 +325,6 @@ public final class Checkpoint implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Checkpoint[" + directory + ", " + fileByTensor.size() + " tensors in " + files.size() + " files]";
+        return "Checkpoint[" + directory + ", " + names.size() + " tensors in " + files.size() + " files]";
     }
 }

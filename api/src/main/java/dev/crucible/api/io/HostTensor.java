@@ -104,6 +104,11 @@ public record HostTensor(String name, DType dtype, long[] shape, MemorySegment d
         return new HostTensor(name, dtype, shape, out);
     }
 
+    /** {@code values} stored as {@code dtype} (F32, F16 or BF16, narrowing to nearest, ties to even) on the Java heap. */
+    public static HostTensor ofFloats(String name, DType dtype, long[] shape, float[] values) {
+        return new HostTensor(name, dtype, shape, WritableTensor.ofFloats(name, dtype, shape, values).bytes());
+    }
+
     /** The raw little-endian bytes, copied onto the Java heap. */
     public byte[] toByteArray() {
         if (data.byteSize() > Integer.MAX_VALUE - 8) {

@@ -37,6 +37,29 @@ public final class OutputLocation {
         }
         Path existing = existingAncestor(absolute.getParent());
         checkWritableFolder(target, existing);
+        checkSpace(target, existing, bytesNeeded);
+    }
+
+    /**
+     * Checks that a new file can be put at {@code target} (as {@link AtomicFiles} will): it is not a folder, it does
+     * not exist unless {@code force}, its nearest existing ancestor is a folder this process may write, and that file
+     * system has {@code bytesNeeded} free ({@code bytesNeeded <= 0}: the size is not known). Creates nothing.
+     */
+    public static void checkNewFile(Path target, boolean force, long bytesNeeded) {
+        Path absolute = target.toAbsolutePath().normalize();
+        if (Files.isDirectory(absolute)) {
+            throw new UserInputException(target + " is a folder; give a file name");
+        }
+        if (Files.exists(absolute) && !force) {
+            throw new UserInputException(target + " already exists; pass --force to replace it, or choose another file");
+        }
+        Path existing = existingAncestor(absolute.getParent());
+        checkWritableFolder(target, existing);
+        checkSpace(target, existing, bytesNeeded);
+    }
+
+    /** {@code existing}'s file system has {@code bytesNeeded} free for {@code target}, when both are known. */
+    private static void checkSpace(Path target, Path existing, long bytesNeeded) {
         if (bytesNeeded > 0) {
             usableSpace(existing).filter(free -> free < bytesNeeded).ifPresent(free -> {
                 throw new UserInputException("cannot write " + target + ": not enough space (it needs " + bytes(bytesNeeded)

@@ -15,12 +15,14 @@ import dev.crucible.api.tensor.DType;
  * @param normParams      parameters of every norm
  * @param untiedEmbedding parameters of the embedding table when it is not the head, else 0
  * @param elementBytes    bytes per parameter in the compute dtype
+ * @param linearBytes     bytes of the projections as they are kept: {@code linearParams × elementBytes} when dense,
+ *                        less when they are quantized
  * @param attentionWidth  layers × query heads × head width: one query against one key costs {@code 4 ×} this
  * @param cacheRowBytes   bytes of keys and values one token keeps in the cache, over all layers
  * @param hidden          hidden size (bytes of one embedding row, in elements)
  */
 public record ModelCost(long linearParams, long headParams, long normParams, long untiedEmbedding, int elementBytes,
-                        long attentionWidth, long cacheRowBytes, long hidden) {
+                        long linearBytes, long attentionWidth, long cacheRowBytes, long hidden) {
 
     public static ModelCost of(ModelConfig config, DType dtype) {
         long hidden = config.hiddenSize();
@@ -41,8 +43,9 @@ public record ModelCost(long linearParams, long headParams, long normParams, lon
         long norms = 2 * hidden + (config.qkNorm() ? 2L * config.headDim() : 0);
         long head = (long) config.vocabSize() * hidden;
         int bytes = dtype.byteSize();
-        return new ModelCost(config.numLayers() * perLayer, head, config.numLayers() * norms + hidden,
-                config.tieWordEmbeddings() ? 0 : head, bytes,
+        long linear = config.numLayers() * perLayer;
+        return new ModelCost(linear, head, config.numLayers() * norms + hidden,
+                config.tieWordEmbeddings() ? 0 : head, bytes, linear * bytes,
                 (long) config.numLayers() * queryWidth, 2L * config.numLayers() * keyValueWidth * bytes, hidden);
     }
 
@@ -53,7 +56,16 @@ public record ModelCost(long linearParams, long headParams, long normParams, lon
 
     /** Bytes of every distinct weight: what the model must hold. */
     public long weightBytes() {
-        return parameters() * elementBytes;
+        return linearBytes + (headParams + normParams + untiedEmbedding) * elementBytes;
+    }
+
+    /**
+     * The same model with its projections kept in {@code linearBytes} (quantized): what a step reads shrinks with
+     * them, the operations do not.
+     */
+    public ModelCost withLinearBytes(long linearBytes) {
+        return new ModelCost(linearParams, headParams, normParams, untiedEmbedding, elementBytes, linearBytes,
+                attentionWidth, cacheRowBytes, hidden);
     }
 
     /**
@@ -61,7 +73,7 @@ public record ModelCost(long linearParams, long headParams, long normParams, lon
      * projection and the head once (shared by the rows), the norms, each row's embedding and its keys and values.
      */
     public double decodeStepBytes(int batch, double context) {
-        long shared = (linearParams + headParams + normParams) * elementBytes;
+        long shared = linearBytes + (headParams + normParams) * elementBytes;
         return shared + batch * (hidden * elementBytes + context * cacheRowBytes);
     }
 

@@ -87,10 +87,19 @@ public final class PlacedModel implements AutoCloseable {
                 return tensor;
             }
 
+            /**
+             * A weight the folder stores in the format the placement keeps it in is placed as stored; any other is
+             * quantized from its values (a stored quantized weight's values are what it dequantizes to).
+             */
             @Override
             public QuantizedTensor loadQuantized(String name) {
                 WeightFormat format = placement.format(name);
-                return format instanceof WeightFormat.Dense ? null
+                if (format instanceof WeightFormat.Dense) {
+                    return null;
+                }
+                java.util.Optional<QuantizedHostTensor> stored = checkpoint.quantized(name)
+                        .filter(parts -> parts.format().equals(format));
+                return stored.isPresent() ? quantized.place(stored.get(), dtype)
                         : quantized.place(floatingPoint(checkpoint, name), format, dtype);
             }
         };
@@ -384,16 +393,20 @@ public final class PlacedModel implements AutoCloseable {
         }
 
         QuantizedTensor place(HostTensor host, WeightFormat format, DType dtype) {
+            return place(WeightCodec.of(format).encode(host.name(), host.toFloatArray(), host.shape()), dtype);
+        }
+
+        QuantizedTensor place(QuantizedHostTensor parts, DType dtype) {
             TensorOps ops = placement.ops();
+            WeightFormat format = parts.format();
             WeightCodec codec = WeightCodec.of(format);
-            QuantizedHostTensor parts = codec.encode(host.name(), host.toFloatArray(), host.shape());
             Tensor codebook = codec.codebook().map(table -> codebooks.computeIfAbsent(format,
                     f -> ops.retain(placement.toDevice(table, table.dtype())))).orElse(null);
             Tensor data = ops.retain(placement.toDevice(parts.data(), parts.data().dtype()));
             Tensor scales = ops.retain(placement.toDevice(parts.scales(), parts.scales().dtype()));
             Tensor zeroPoints = parts.zeroPoints() == null ? null
                     : ops.retain(placement.toDevice(parts.zeroPoints(), parts.zeroPoints().dtype()));
-            QuantizedTensor weight = new QuantizedTensor(format, host.shape(), dtype, data, scales, zeroPoints, codebook);
+            QuantizedTensor weight = new QuantizedTensor(format, parts.shape(), dtype, data, scales, zeroPoints, codebook);
             weights.add(weight);
             return weight;
         }

@@ -47,16 +47,42 @@ public record TransformerWeights(Tensor embedding, List<LayerWeights> layers, Te
      * that reads several models checks them all this way before it spends time on any.
      */
     public static void check(ModelConfig config, Checkpoint checkpoint) {
+        bindStandIns(config, name -> checkpoint.contains(name) ? checkpoint.info(name) : null);
+    }
+
+    /**
+     * The weight names ({@code M.weight}) of every adaptable projection of {@code config}, layer by layer, checked
+     * against {@code stored} (each tensor's header entry by name, null when absent) as {@link #check} does.
+     */
+    public static List<String> projectionWeights(ModelConfig config, java.util.function.Function<String, TensorInfo> stored) {
+        return bindStandIns(config, stored).linears().stream().map(linear -> linear.module() + ".weight").toList();
+    }
+
+    private static TransformerWeights bindStandIns(ModelConfig config,
+                                                   java.util.function.Function<String, TensorInfo> stored) {
         record Stored(long[] stored, DType dtype) implements Tensor {
             @Override
             public long[] shape() {
                 return stored.clone();
             }
         }
-        bind(config, WeightSource.of(checkpoint, name -> {
-            TensorInfo info = checkpoint.info(name);
-            return new Stored(info.shape(), info.dtype());
-        }));
+        return bind(config, new WeightSource() {
+            @Override
+            public boolean contains(String name) {
+                return stored.apply(name) != null;
+            }
+
+            @Override
+            public long[] shape(String name) {
+                return stored.apply(name).shape();
+            }
+
+            @Override
+            public Tensor load(String name) {
+                TensorInfo info = stored.apply(name);
+                return new Stored(info.shape(), info.dtype());
+            }
+        });
     }
 
     /** Every adaptable projection, layer by layer. */

@@ -101,31 +101,43 @@ public record QuantizationConfig(Method method, Scheme scheme, int blockSize, Li
      */
     public static QuantizationConfig parse(String method, String scheme, Integer blockSize, List<String> exclude,
                                            boolean dynamicActivations) {
+        return parse(method, scheme, blockSize, exclude, dynamicActivations, Flags.RUN);
+    }
+
+    /** The names of the flags (or config keys) the strings came from, which the errors name. */
+    public record Flags(String scheme, String blockSize, String exclude) {
+        /** A command that runs the model: {@code --quant-scheme}, {@code --quant-block-size}, {@code --quant-exclude}. */
+        public static final Flags RUN = new Flags("--quant-scheme", "--quant-block-size", "--quant-exclude");
+    }
+
+    /** {@link #parse(String, String, Integer, List, boolean)} with errors that name {@code flags}. */
+    public static QuantizationConfig parse(String method, String scheme, Integer blockSize, List<String> exclude,
+                                           boolean dynamicActivations, Flags flags) {
         Method parsedMethod = parseMethod(method);
-        List<String> parsedExclude = parseExclude(exclude);
+        List<String> parsedExclude = parseExclude(exclude, flags);
         if (parsedMethod == Method.NONE) {
             if (scheme != null || blockSize != null) {
-                throw new UserInputException("--quant-scheme and --quant-block-size need --quantization int8, int4 "
+                throw new UserInputException(flags.scheme() + " and " + flags.blockSize() + " need --quantization int8, int4 "
                         + "or nf4 (it is none)");
             }
             return new QuantizationConfig(Method.NONE, Scheme.PER_CHANNEL, 0, parsedExclude, false);
         }
         Scheme parsedScheme = scheme == null
                 ? (parsedMethod == Method.INT8 ? Scheme.PER_CHANNEL : Scheme.BLOCKWISE)
-                : parseScheme(scheme);
+                : parseScheme(scheme, flags);
         if (parsedMethod == Method.NF4 && parsedScheme != Scheme.BLOCKWISE) {
-            throw new UserInputException("--quant-scheme " + parsedScheme.userName() + " does not apply to nf4, "
-                    + "which is blockwise and symmetric by definition; leave --quant-scheme out");
+            throw new UserInputException(flags.scheme() + " " + parsedScheme.userName() + " does not apply to nf4, "
+                    + "which is blockwise and symmetric by definition; leave " + flags.scheme() + " out");
         }
         if (blockSize != null && parsedScheme == Scheme.PER_CHANNEL) {
-            throw new UserInputException("--quant-block-size needs --quant-scheme blockwise or asymmetric "
+            throw new UserInputException(flags.blockSize() + " needs " + flags.scheme() + " blockwise or asymmetric "
                     + "(per-channel has one scale per output row)");
         }
         int block;
         if (blockSize != null) {
             block = blockSize;
             if (block < 2 || block % 2 != 0) {
-                throw new UserInputException("--quant-block-size must be an even number of at least 2, got " + block);
+                throw new UserInputException(flags.blockSize() + " must be an even number of at least 2, got " + block);
             }
         } else if (parsedScheme == Scheme.BLOCKWISE) {
             block = switch (parsedMethod) {
@@ -152,17 +164,17 @@ public record QuantizationConfig(Method method, Scheme scheme, int blockSize, Li
         throw new UserInputException("--quantization '" + text + "' is not one of none, int8, int4, nf4");
     }
 
-    private static Scheme parseScheme(String text) {
+    private static Scheme parseScheme(String text, Flags flags) {
         String wanted = text.strip().toLowerCase(Locale.ROOT);
         for (Scheme scheme : Scheme.values()) {
             if (scheme.userName.equals(wanted)) {
                 return scheme;
             }
         }
-        throw new UserInputException("--quant-scheme '" + text + "' is not one of per-channel, blockwise, asymmetric");
+        throw new UserInputException(flags.scheme() + " '" + text + "' is not one of per-channel, blockwise, asymmetric");
     }
 
-    private static List<String> parseExclude(List<String> exclude) {
+    private static List<String> parseExclude(List<String> exclude, Flags flags) {
         if (exclude == null) {
             return DEFAULT_EXCLUDE;
         }
@@ -172,7 +184,7 @@ public record QuantizationConfig(Method method, Scheme scheme, int blockSize, Li
         }
         for (String pattern : patterns) {
             if (pattern.equalsIgnoreCase("none")) {
-                throw new UserInputException("--quant-exclude none excludes nothing and takes no other names");
+                throw new UserInputException(flags.exclude() + " none excludes nothing and takes no other names");
             }
         }
         return patterns;

@@ -151,4 +151,46 @@ class CheckpointTest {
         assertFalse(e.getMessage().contains("\n"), e.getMessage());
         return e;
     }
+
+    /**
+     * A compressed-tensors folder: each quantized weight is one name, {@code M.weight}, with the dense shape and the
+     * scales' dtype; its values are what its codes dequantize to; its parts are there for a loader that keeps them.
+     */
+    @Test
+    void aCompressedTensorsFolderShowsEachQuantizedWeightOnceAsTheDenseWeight() throws IOException {
+        float[] values = new float[6 * 16];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = (float) Math.sin(i) * 0.1f;
+        }
+        dev.crucible.api.quant.QuantizationConfig int4 =
+                dev.crucible.api.quant.QuantizationConfig.parse("int4", "blockwise", 8, null, false);
+        dev.crucible.api.tensor.WeightFormat.Int format = (dev.crucible.api.tensor.WeightFormat.Int) int4.format();
+        dev.crucible.api.quant.QuantizedHostTensor parts = new dev.crucible.api.quant.IntCodec(format, DType.BF16)
+                .encode("p.weight", values, new long[] {6, 16});
+        java.util.List<WritableTensor> tensors = new java.util.ArrayList<>();
+        tensors.add(WritableTensor.ofFloats("norm.weight", DType.BF16, new long[] {2}, new float[] {1f, 2f}));
+        tensors.addAll(dev.crucible.api.quant.CompressedTensors.tensors(parts, DType.BF16));
+        SafetensorsWriter.write(dir.resolve(Checkpoint.SINGLE_FILE), tensors, java.util.Map.of());
+        com.fasterxml.jackson.databind.node.ObjectNode config = new com.fasterxml.jackson.databind.ObjectMapper()
+                .createObjectNode();
+        config.set("quantization_config", dev.crucible.api.quant.CompressedTensors.quantizationConfig(int4,
+                List.of("lm_head")));
+        Files.writeString(dir.resolve("config.json"), config.toString());
+        try (Checkpoint checkpoint = Checkpoint.open(dir)) {
+            assertEquals(List.of("norm.weight", "p.weight"), List.copyOf(checkpoint.names()));
+            assertFalse(checkpoint.contains("p.weight_packed"));
+            assertEquals(format, checkpoint.storedQuantization().format());
+            assertArrayEquals(new long[] {6, 16}, checkpoint.info("p.weight").shape());
+            assertEquals(DType.BF16, checkpoint.info("p.weight").dtype());
+            dev.crucible.api.quant.CompressedTensorsTest.assertSameParts(parts, checkpoint.quantized("p.weight").orElseThrow());
+            assertTrue(checkpoint.quantized("norm.weight").isEmpty());
+            float[] dequantized = new dev.crucible.api.quant.IntCodec(format).decode(parts);
+            float[] read = checkpoint.tensor("p.weight").toFloatArray();
+            for (int i = 0; i < values.length; i++) {
+                assertEquals(HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(dequantized[i])), read[i], "weight " + i);
+                assertEquals(values[i], read[i], 0.1 / 7 * 0.51 + 1e-3, "weight " + i);
+            }
+            assertThrows(UserInputException.class, () -> checkpoint.tensor("p.weight_scale"));
+        }
+    }
 }

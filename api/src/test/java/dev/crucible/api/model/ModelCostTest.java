@@ -32,6 +32,17 @@ class ModelCostTest {
         assertEquals(cost.weightBytes() + 2 * (896 * 4 + context * cacheRow), cost.decodeStepBytes(2, context), 1e-3);
     }
 
+    /** Quantized projections: a step reads their bytes instead of the dense rows; the operations stay the same. */
+    @Test
+    void quantizedProjectionsShrinkWhatAStepReadsNotWhatItComputes() {
+        ModelCost dense = ModelCost.of(ModelConfig.parse(QWEN_05B, "config.json"), DType.BF16);
+        long int8 = dense.linearParams() + dense.linearParams() / 500; // one byte per weight plus scales
+        ModelCost quantized = dense.withLinearBytes(int8);
+        assertEquals(dense.weightBytes() - 2 * dense.linearParams() + int8, quantized.weightBytes());
+        assertEquals(dense.decodeStepBytes(1, 100) - 2 * dense.linearParams() + int8, quantized.decodeStepBytes(1, 100));
+        assertEquals(dense.decodeStepFlops(1, 100), quantized.decodeStepFlops(1, 100));
+    }
+
     @Test
     void prefillCountsTwoFlopsPerMultiplyAddAndCausalAttention() {
         ModelCost cost = ModelCost.of(ModelConfig.parse(QWEN_05B, "config.json"), DType.BF16);

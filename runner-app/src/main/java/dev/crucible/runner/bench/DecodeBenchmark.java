@@ -4,6 +4,7 @@ import dev.crucible.api.backend.Ceilings;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ModelCost;
+import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.model.TokenListener;
 import dev.crucible.runner.session.ModelSession;
 import java.time.Duration;
@@ -91,8 +92,13 @@ public final class DecodeBenchmark {
         }
         PeakMemory memory = loadPeak.isPresent()
                 ? new PeakMemory(loadPeak.getAsLong(), runPeak, resets) : null;
-        return new DecodeBenchReport(settings, model.dtype(), ModelCost.of(model.config(), model.dtype()), rounds,
-                java.util.Optional.ofNullable(memory));
+        ModelCost cost = ModelCost.of(model.config(), model.dtype());
+        PlacedModel placed = model.placed();
+        if (placed.quantizedProjections() > 0) {
+            // Quantized projections stream their parts, not dense rows: the bandwidth bound is theirs.
+            cost = cost.withLinearBytes(placed.weightBytes() - (cost.weightBytes() - cost.linearBytes()));
+        }
+        return new DecodeBenchReport(settings, model.dtype(), cost, rounds, java.util.Optional.ofNullable(memory));
     }
 
     /**

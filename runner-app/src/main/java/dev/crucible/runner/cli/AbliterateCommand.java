@@ -31,6 +31,7 @@ import dev.crucible.runner.export.ExportWeights;
 import dev.crucible.runner.export.ExportedModel;
 import dev.crucible.runner.export.LoraAdapters;
 import dev.crucible.runner.export.ModelCard;
+import dev.crucible.runner.export.gguf.GgufType;
 import dev.crucible.runner.finetune.DemoModel;
 import dev.crucible.runner.plugins.Discovered;
 import dev.crucible.runner.prompts.PromptLoader;
@@ -137,6 +138,13 @@ public final class AbliterateCommand implements Callable<Integer> {
     @Option(names = "--export-adapter", paramLabel = "DIR", description = "Write the chosen trial as a PEFT adapter folder.")
     Path exportAdapter;
 
+    @Option(names = "--export-gguf", paramLabel = "FILE", description = "Also (or only) write the chosen trial as a GGUF file for llama.cpp.")
+    Path exportGguf;
+
+    @Option(names = "--gguf-type", defaultValue = "f16", paramLabel = "T",
+            description = "Type of --export-gguf's matrices: f32, f16, bf16, q8_0, q4_0, q4_k_m or q6_k (default: ${DEFAULT-VALUE}).")
+    String ggufType;
+
     @Option(names = "--force", description = "Replace export folders that exist.")
     boolean force;
 
@@ -173,6 +181,7 @@ public final class AbliterateCommand implements Callable<Integer> {
         ExportFormat exportFormat = exportAdapter != null || (export == null && settings.exportFormat() == ExportFormat.ADAPTER)
                 ? ExportFormat.ADAPTER : ExportFormat.MERGED;
         exportDir.ifPresent(this::checkExportTarget);
+        GgufType gguf = GgufType.parse(ggufType, "--gguf-type");
         List<ScorerInstance> scorers = scorers(settings.scorers());
         Abliterator.Prompts prompts = loadPrompts(settings);
         String modelSpec = settings.model().orElseGet(() -> DemoModel.require(host.environment()).toString());
@@ -186,11 +195,14 @@ public final class AbliterateCommand implements Callable<Integer> {
             base.checkChatTemplates();
             OutputLocation.checkNewFolder(exportDir.get(), force, base.exportBytes());
         }
+        if (exportGguf != null) {
+            OutputLocation.checkNewFile(exportGguf, force, BaseFiles.of(modelDir).weightBytes());
+        }
         Optional<Interactive> person = Interactive.of(host.environment().terminal(), settings.headless(), log);
         AtomicBoolean stop = new AtomicBoolean();
         try (StudyLock studyLock = StudyLock.acquire(studyDir)) {
             StudyStart start = StudyStart.find(studyDir, settings.onExisting(), person);
-            boolean exportsATrial = exportDir.isPresent() && (trial != null || settings.exportTrial().isPresent());
+            boolean exportsATrial = (exportDir.isPresent() || exportGguf != null) && (trial != null || settings.exportTrial().isPresent());
             Map<String, Object> fromStudy = start.overrides(settings, exportsATrial);
             if (!fromStudy.isEmpty()) {
                 settings = loadSettings(fromStudy);
@@ -202,7 +214,8 @@ public final class AbliterateCommand implements Callable<Integer> {
             StudyCache cache = StudyCache.in(studyDir);
             StudyCache.Inputs inputs = StudyCache.Inputs.of(modelDir, prompts, cache.earlierModelFiles());
             start.checkInputs(cache, inputs);
-            return run(settings, studyLock, start, cache, inputs, prompts, scorers, located, exportDir, exportFormat, person, stop, out, log);
+            return run(settings, studyLock, start, cache, inputs, prompts, scorers, located, exportDir, exportFormat, gguf, person,
+                    stop, out, log);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -210,8 +223,9 @@ public final class AbliterateCommand implements Callable<Integer> {
 
     private int run(AbliterationSettings settings, StudyLock studyLock, StudyStart start, StudyCache cache, StudyCache.Inputs inputs,
                     Abliterator.Prompts prompts, List<ScorerInstance> scorers, ModelLocator.Located located, Optional<Path> exportDir,
-                    ExportFormat exportFormat, Optional<Interactive> person, AtomicBoolean stop, PrintWriter out, PrintWriter log)
-            throws IOException {
+                    ExportFormat exportFormat, GgufType gguf, Optional<Interactive> person, AtomicBoolean stop, PrintWriter out,
+                    PrintWriter log) throws IOException {
+        boolean exporting = exportDir.isPresent() || exportGguf != null;
         Path studyDir = start.dir();
         Path modelDir = located.folder();
         try (ModelSession session = ModelSession.open(host, DeviceRequest.parse(settings.device()), threads(settings), located, settings.dtype(),
@@ -273,7 +287,7 @@ public final class AbliterateCommand implements Callable<Integer> {
                 Optional<FrozenTrial> recommended = TrialSelection.best(front, objectives, settings.maxKl());
                 String modelName = folderName(modelDir);
                 if (!study.trials().isEmpty()) {
-                    FrontReport.printRecommendation(log, recommended, objectives, settings.maxKl(), exportDir.isPresent() ? Optional.empty()
+                    FrontReport.printRecommendation(log, recommended, objectives, settings.maxKl(), exporting ? Optional.empty()
                             : recommended.map(t -> ExportCommandLine.of(spec.commandLine().getParseResult(), studyDir, t.number(),
                                     ExportCommandLine.freeFolder(modelName, ""))));
                 }
@@ -281,7 +295,10 @@ public final class AbliterateCommand implements Callable<Integer> {
                 if (chosen.isPresent() && exportDir.isPresent() && !stop.get()) {
                     exportTrial(session, abliterator, chosen.get(), exportDir.get(), exportFormat, settings, baselines, objectives, log);
                 }
-                if (person.isPresent() && exportDir.isEmpty() && !json && !stop.get() && !study.trials().isEmpty()) {
+                if (chosen.isPresent() && exportGguf != null && !stop.get()) {
+                    exportGguf(session, abliterator, chosen.get(), gguf, objectives, log);
+                }
+                if (person.isPresent() && !exporting && !json && !stop.get() && !study.trials().isEmpty()) {
                     interrupts.close(); // in the menu, Ctrl+C quits as it does anywhere else
                     new TrialMenu(person.get(), log, study.trials(), recommended, t -> describe(objectives, t.scores()),
                             () -> ExportCommandLine.freeFolder(modelName, ""), () -> ExportCommandLine.freeFolder(modelName, "-adapter"))
@@ -482,7 +499,7 @@ public final class AbliterateCommand implements Callable<Integer> {
         if (settings.exportTrial().isPresent()) {
             return Optional.of(TrialSelection.byNumber(study.trials(), settings.exportTrial().getAsInt()));
         }
-        if (exportTarget(settings).isPresent() && person.isPresent()) {
+        if ((exportTarget(settings).isPresent() || exportGguf != null) && person.isPresent()) {
             String answer = person.get().ask("export which trial? (number, best, or Enter to skip) ", "");
             if (answer.isBlank()) {
                 return Optional.empty();
@@ -508,6 +525,15 @@ public final class AbliterateCommand implements Callable<Integer> {
         format.writer(settings.maxShardSize()).write(model, dir, force);
         log.println("exported " + dir + " (" + (format == ExportFormat.MERGED ? "README.md describes the model; " : "")
                 + "reproduce.json records settings, scores and SHA-256 of every file)");
+    }
+
+    /** The chosen trial's edit merged into the weights, written as a GGUF file. */
+    private void exportGguf(ModelSession session, Abliterator abliterator, FrozenTrial chosen, GgufType type,
+                            List<Objective> objectives, PrintWriter log) {
+        log.println("exporting trial " + chosen.number() + " (" + describe(objectives, chosen.scores()) + ") to "
+                + exportGguf + " ...");
+        new ExportGguf(type, log).merged(session, ExportWeights.merging(session,
+                abliterator.adapters(AblationParameters.fromTrial(chosen.params()))), exportGguf, force);
     }
 
     /** The export's README.md: what was done to which base, with which parameters, and what it scored. */

@@ -136,6 +136,7 @@ public final class EvaluateCommand implements Callable<Integer> {
         List<Score> scores = new ArrayList<>();
         log.println("scoring " + model + (quantization.enabled() ? " quantized" : "") + " ...");
         try (ModelSession session = deviceOptions.open(host, checkedModel.location(), dtype, quantization)) {
+            quantization = session.quantization();
             session.quantizationReport().forEach(spec.commandLine().getErr()::println);
             ModelOutputs outputs = outputs(session, settings, texts, timings, baseOutputs, log);
             for (ScorerInstance s : scorers) {

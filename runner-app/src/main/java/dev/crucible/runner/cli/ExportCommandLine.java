@@ -20,7 +20,7 @@ final class ExportCommandLine {
     static final String LAUNCHER = "./runner";
 
     private static final Set<String> RUN_ONLY = Set.of("--trials", "--headless", "--json", "--on-existing", "--study",
-            "--trial", "--export", "--export-adapter", "--export-dir", "--export-format", "--export-trial", "--force",
+            "--trial", "--export", "--export-adapter", "--export-dir", "--export-format", "--export-trial", "--export-gguf", "--gguf-type", "--force",
             "--seed", "--max-kl");
     private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9_./:@%+=,-]+");
 

@@ -1,5 +1,14 @@
 package dev.crucible.runner.cli;
 
+import dev.crucible.api.io.OutputLocation;
+import dev.crucible.api.model.LoraFactors;
+import dev.crucible.api.quant.QuantizationConfig;
+import dev.crucible.runner.export.ExportWeights;
+import dev.crucible.runner.export.gguf.GgufType;
+import dev.crucible.runner.finetune.PeftAdapterReader;
+import dev.crucible.runner.session.ModelSession;
+import java.nio.file.Files;
+import java.util.Map;
 import dev.crucible.api.train.TrainingMethod;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.finetune.ExampleEncoder;
@@ -114,7 +123,14 @@ public final class FinetuneCommand implements Callable<Integer> {
             description = "Continue the run stopped in --out (same command line), or the one saved in DIR when --out could not be written.")
     String resume;
 
-    @Option(names = "--force", description = "Replace --out when it exists.")
+    @Option(names = "--export-gguf", paramLabel = "FILE", description = "Also write the trained model (adapters merged) as a GGUF file for llama.cpp.")
+    Path exportGguf;
+
+    @Option(names = "--gguf-type", defaultValue = "f16", paramLabel = "T",
+            description = "Type of --export-gguf's matrices: f32, f16, bf16, q8_0, q4_0, q4_k_m or q6_k (default: ${DEFAULT-VALUE}).")
+    String ggufType;
+
+    @Option(names = "--force", description = "Replace --out (and FILE) when they exist.")
     boolean force;
 
     FinetuneCommand(Host host) {
@@ -131,10 +147,34 @@ public final class FinetuneCommand implements Callable<Integer> {
                 Optional.ofNullable(evalData), Optional.ofNullable(refusalMarkers), evalMaxNewTokens,
                 resume == null ? Optional.empty() : Optional.of(resume.isEmpty() ? out : Path.of(resume)), force,
                 quantizationOptions.config());
+        GgufType gguf = GgufType.parse(ggufType, "--gguf-type");
+        if (exportGguf != null) {
+            OutputLocation.checkNewFile(exportGguf, force, 0);
+        }
         boolean terminal = System.console() != null && System.console().isTerminal();
-        return new FinetuneRun(host, settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
+        int status = new FinetuneRun(host, settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
                 new AtomicBoolean(), report -> { }, terminal,
                 spec.commandLine().getParseResult().originalArgs(), FinetuneSave.defaultRescueFolders()).run();
+        if (status == 0 && exportGguf != null) {
+            exportGguf(new ExportGguf(gguf, spec.commandLine().getOut()));
+        }
+        return status;
+    }
+
+    /**
+     * The trained model as GGUF, from what the run saved: a full fine-tune's folder as it is, or the adapter merged
+     * into its base as {@code runner merge} merges it.
+     */
+    private void exportGguf(ExportGguf gguf) {
+        if (!Files.isRegularFile(out.resolve("adapter_config.json"))) {
+            gguf.folder(ModelSession.locateModel(host, out.toString()), exportGguf, force);
+            return;
+        }
+        Map<String, LoraFactors> adapters = PeftAdapterReader.read(out);
+        try (ModelSession session = deviceOptions.open(host, ModelSession.locateModel(host, model), "float32",
+                QuantizationConfig.NONE)) {
+            gguf.merged(session, ExportWeights.merging(session, adapters), exportGguf, force);
+        }
     }
 
     private static ExampleEncoder.LossOn lossOn(String text) {

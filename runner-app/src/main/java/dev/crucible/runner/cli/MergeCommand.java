@@ -13,6 +13,7 @@ import dev.crucible.runner.export.ExportWeights;
 import dev.crucible.runner.export.ExportedModel;
 import dev.crucible.runner.export.ModelCard;
 import dev.crucible.runner.export.SafetensorsFolderWriter;
+import dev.crucible.runner.export.gguf.GgufType;
 import dev.crucible.runner.finetune.PeftAdapterReader;
 import dev.crucible.runner.session.ModelSession;
 import dev.crucible.runner.units.ByteSize;
@@ -56,7 +57,14 @@ public final class MergeCommand implements Callable<Integer> {
     @Option(names = "--max-shard-size", defaultValue = "5GB", description = "Largest safetensors shard (default: ${DEFAULT-VALUE}).")
     String maxShardSize;
 
-    @Option(names = "--force", description = "Replace DIR2 when it exists.")
+    @Option(names = "--export-gguf", paramLabel = "FILE", description = "Also write the merged model as a GGUF file for llama.cpp.")
+    Path exportGguf;
+
+    @Option(names = "--gguf-type", defaultValue = "f16", paramLabel = "T",
+            description = "Type of --export-gguf's matrices: f32, f16, bf16, q8_0, q4_0, q4_k_m or q6_k (default: ${DEFAULT-VALUE}).")
+    String ggufType;
+
+    @Option(names = "--force", description = "Replace DIR2 (and FILE) when they exist.")
     boolean force;
 
     MergeCommand(Host host) {
@@ -72,6 +80,10 @@ public final class MergeCommand implements Callable<Integer> {
         BaseFiles base = BaseFiles.of(located.folder());
         base.checkChatTemplates();
         OutputLocation.checkNewFolder(out, force, base.exportBytes());
+        GgufType gguf = GgufType.parse(ggufType, "--gguf-type");
+        if (exportGguf != null) {
+            OutputLocation.checkNewFile(exportGguf, force, base.weightBytes());
+        }
         Map<String, LoraFactors> adapters = PeftAdapterReader.read(adapter);
         // Placed in float32 so the factors reach the merge unrounded; the merge itself starts from the stored weights.
         try (ModelSession session = deviceOptions.open(host, located, "float32", QuantizationConfig.NONE)) {
@@ -91,6 +103,9 @@ public final class MergeCommand implements Callable<Integer> {
             new SafetensorsFolderWriter(maxShard).write(new ExportedModel(located, session.config(), base,
                     Optional.of(ExportWeights.merged(session)), Optional.empty(),
                     Optional.of(modelCard(located, adapters.size())), folder -> { }), out, force);
+            if (exportGguf != null) {
+                new ExportGguf(gguf, spec.commandLine().getOut()).merged(session, ExportWeights.merged(session), exportGguf, force);
+            }
         }
         spec.commandLine().getOut().println("merged " + adapters.size() + " adapted projections into " + out);
         return 0;

@@ -2,6 +2,8 @@ package dev.crucible.runner.export;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.crucible.api.quant.CompressedTensors;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.huggingface.template.ChatTemplate;
@@ -118,10 +120,22 @@ public record BaseFiles(Path folder, List<Path> copied, List<String> dropped, lo
         }
     }
 
-    /** Copies the files into {@code folder}. */
+    /**
+     * Copies the files into {@code folder}. A config.json that says the weights are stored quantized
+     * (compressed-tensors) loses its {@code quantization_config}: every writer stores the weights dense.
+     */
     public void copyInto(Path folder) throws IOException {
         for (Path file : copied) {
-            Files.copy(file, folder.resolve(file.getFileName()));
+            Path target = folder.resolve(file.getFileName());
+            if (file.getFileName().toString().equals("config.json")
+                    && readJson(file).path("quantization_config").path("quant_method").asText("")
+                    .equals(CompressedTensors.QUANT_METHOD)) {
+                ObjectNode config = (ObjectNode) readJson(file);
+                config.remove("quantization_config");
+                Files.writeString(target, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(config) + "\n");
+            } else {
+                Files.copy(file, target);
+            }
         }
     }
 

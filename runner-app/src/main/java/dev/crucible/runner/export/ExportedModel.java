@@ -38,7 +38,7 @@ public record ExportedModel(ModelLocator.Located base, ModelConfig config, BaseF
     }
 
     /** The weights, for a format that stores them. */
-    ExportWeights requireWeights(String format) {
+    public ExportWeights requireWeights(String format) {
         return weights.orElseThrow(() -> new IllegalStateException(format + " stores weights; this model has only adapters"));
     }
 

@@ -124,12 +124,17 @@ public final class FinetuneRun {
             Optional<HeldOut> heldOut = evalRows.map(held -> new HeldOut(encoder.encodeAll(held),
                     held.stream().flatMap(row -> encoder.probe(row).stream()).toList()));
 
-            MethodChoice choice = settings.quantization().enabled()
-                    ? MethodChoice.quantizedBase(settings.quantization(), deviceName, backend::trainingUnsupported)
+            // A folder stored quantized (runner quantize) is trained as the quantized base it is, unless asked to
+            // train every weight, which starts from what its weights dequantize to.
+            boolean full = settings.method().filter(m -> m == TrainingMethod.FULL).isPresent();
+            QuantizationConfig quantization = settings.quantization().enabled() || full ? settings.quantization()
+                    : checkpoint.storedQuantization();
+            MethodChoice choice = quantization.enabled()
+                    ? MethodChoice.quantizedBase(quantization, deviceName, backend::trainingUnsupported)
                     : MethodChoice.choose(settings.method(), ModelCost.of(config, DType.BF16).weightBytes(),
                             deviceMemory(chosen, deviceIndex), deviceName, backend::trainingUnsupported);
             TrainingMethod method = choice.method();
-            QuantizationConfig baseFormat = settings.quantization().enabled() ? settings.quantization()
+            QuantizationConfig baseFormat = quantization.enabled() ? quantization
                     : method == TrainingMethod.QLORA ? TrainingRequest.QLORA_NF4 : QuantizationConfig.NONE;
             out.println("method: " + method.userName() + " (" + choice.reason() + ")");
             DType baseDtype = method == TrainingMethod.FULL ? DType.F32

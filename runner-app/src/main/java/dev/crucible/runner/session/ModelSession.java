@@ -94,8 +94,10 @@ public final class ModelSession implements AutoCloseable {
             checkpoint = Checkpoint.open(dir);
             boolean auto = dtypeName.equalsIgnoreCase("auto");
             DType dtype = auto ? backend.chooseDtype(config.dtype()) : parseDtype(dtypeName);
-            ActiveBackend.LoadedModel model = backend.shard(new ShardRequest(config, checkpoint, dtype, quantization, auto));
-            return new ModelSession(location, config, checkpoint, tokenizer, backend, model, threads, quantization);
+            // A folder stored quantized (runner quantize) runs as stored unless another quantization is asked for.
+            QuantizationConfig kept = quantization.enabled() ? quantization : checkpoint.storedQuantization();
+            ActiveBackend.LoadedModel model = backend.shard(new ShardRequest(config, checkpoint, dtype, kept, auto));
+            return new ModelSession(location, config, checkpoint, tokenizer, backend, model, threads, kept);
         } catch (RuntimeException e) {
             tokenizer.close();
             if (checkpoint != null) {
@@ -227,7 +229,8 @@ public final class ModelSession implements AutoCloseable {
     public float[] weightValues(String name) {
         float[] stored = checkpoint.tensor(name).toFloatArray();
         WeightFormat format = quantization.formatFor(name, model.model().dtype());
-        if (format instanceof WeightFormat.Dense) {
+        if (format instanceof WeightFormat.Dense
+                || checkpoint.quantized(name).filter(parts -> parts.format().equals(format)).isPresent()) {
             return stored;
         }
         WeightCodec codec = WeightCodec.of(format);

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
 class QuantizedRunTest {
     private static final Map<String, String> ONE_THREAD = Map.of("CRUCIBLE_THREADS", "1");
 
-    private static Path fixture(String name) {
+    /** A fixture of ../shared/fixtures; the test is skipped where the folder is missing. */
+    static Path fixture(String name) {
         Path p = Path.of(System.getProperty("crucible.repo.root", ".."), "..", "shared", "fixtures", name).normalize();
         Assumptions.assumeTrue(Files.isDirectory(p), "fixture " + p + " is missing (../shared beside the repository)");
         return p;
