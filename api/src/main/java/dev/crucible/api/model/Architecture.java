@@ -1,23 +1,88 @@
 package dev.crucible.api.model;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.model.layout.Attention;
+import dev.crucible.api.model.layout.GatedMlp;
+import dev.crucible.api.model.layout.Layer;
+import dev.crucible.api.model.layout.Linear;
+import dev.crucible.api.model.layout.ModelLayout;
+import dev.crucible.api.model.layout.Norm;
+import dev.crucible.api.model.layout.Parameter;
+import dev.crucible.api.model.layout.Residual;
+import dev.crucible.api.model.layout.Role;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
 /**
- * The decoder families the one model definition covers, with the facts of each that {@code config.json} does not
- * spell out (transformers hard-codes them in its modeling code).
+ * The decoder families the one model definition covers. Each is one place: what its {@code config.json} means
+ * beyond the keys every family shares (the facts transformers hard-codes in its modeling code), and its
+ * {@link ModelLayout} — its parameters, their roles and the blocks it composes. Everything else (binding, cost,
+ * init-model, LoRA targets, abliteration, exports) derives from the layout. The four families here share the
+ * pre-norm Llama layout ({@link #layout}); a family with other blocks or norms overrides it.
  */
 public enum Architecture {
     /** LlamaForCausalLM: biases only when {@code attention_bias}/{@code mlp_bias} say so. */
-    LLAMA("llama", "LlamaForCausalLM"),
+    LLAMA("llama", "LlamaForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            boolean attention = keys.optionalBoolean("attention_bias", false);
+            return new Biases(attention, attention, keys.optionalBoolean("mlp_bias", false));
+        }
+    },
     /** MistralForCausalLM: Llama's layout without biases; may declare a sliding window. */
-    MISTRAL("mistral", "MistralForCausalLM"),
+    MISTRAL("mistral", "MistralForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return new Biases(false, false, false);
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return keys.window("sliding_window");
+        }
+    },
     /** Qwen2ForCausalLM: q/k/v always carry a bias, o_proj never does. */
-    QWEN2("qwen2", "Qwen2ForCausalLM"),
+    QWEN2("qwen2", "Qwen2ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return new Biases(true, false, false);
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return fullAttentionQwen(keys);
+        }
+    },
     /** Qwen3ForCausalLM: per-head RMSNorm of q and k before RoPE; head_dim defaults to 128. */
-    QWEN3("qwen3", "Qwen3ForCausalLM");
+    QWEN3("qwen3", "Qwen3ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            boolean attention = keys.optionalBoolean("attention_bias", false);
+            return new Biases(attention, attention, false);
+        }
+
+        @Override
+        boolean normalizesQueriesAndKeys() {
+            return true;
+        }
+
+        @Override
+        int defaultHeadDim(int hidden, int heads) {
+            return 128; // Qwen3Config's default, not hidden/heads (transformers' configuration_qwen3)
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return fullAttentionQwen(keys);
+        }
+    };
+
+    /** Which projections carry a bias: q/k/v, o_proj, and the MLP's. */
+    record Biases(boolean qkv, boolean output, boolean mlp) {
+    }
 
     private final String modelType;
     private final String className;
@@ -35,6 +100,79 @@ public enum Architecture {
     /** The transformers class named in {@code architectures}. */
     public String className() {
         return className;
+    }
+
+    /** Which projections carry a bias, as this family reads config.json. */
+    abstract Biases biases(ModelConfig.Reader keys);
+
+    /** Whether attention normalizes each head of queries and keys before RoPE. */
+    boolean normalizesQueriesAndKeys() {
+        return false;
+    }
+
+    /** The head width when config.json gives none: what transformers derives for this family. */
+    int defaultHeadDim(int hidden, int heads) {
+        return hidden / heads;
+    }
+
+    /** The attention window in tokens this family reads from config.json, 0 for full attention. */
+    int slidingWindow(ModelConfig.Reader keys) {
+        return 0;
+    }
+
+    private static int fullAttentionQwen(ModelConfig.Reader keys) {
+        if (keys.optionalBoolean("use_sliding_window", false)) {
+            throw new UserInputException(keys.source() + ": use_sliding_window true is not supported; "
+                    + "only full-attention Qwen checkpoints run here");
+        }
+        return 0;
+    }
+
+    /**
+     * The model's layout: the pre-norm decoder of Llama and the families like it, transformers' names. Each layer
+     * is attention (input_layernorm; q, k, v, o; per-head q/k norms where the family has them) then the gated MLP
+     * (post_attention_layernorm; gate, up, down), each added to the residual stream.
+     */
+    public ModelLayout layout(ModelConfig config) {
+        long hidden = config.hiddenSize();
+        long queryWidth = (long) config.numHeads() * config.headDim();
+        long keyValueWidth = (long) config.numKvHeads() * config.headDim();
+        long intermediate = config.intermediateSize();
+        List<Layer> layers = new ArrayList<>();
+        for (int layer = 0; layer < config.numLayers(); layer++) {
+            String prefix = "model.layers." + layer + ".";
+            String attention = prefix + "self_attn.";
+            String mlp = prefix + "mlp.";
+            Norm queryNorm = config.qkNorm()
+                    ? new Norm(attention + "q_norm.weight", Role.QUERY_NORM, layer, config.headDim()) : null;
+            Norm keyNorm = config.qkNorm()
+                    ? new Norm(attention + "k_norm.weight", Role.KEY_NORM, layer, config.headDim()) : null;
+            layers.add(new Layer(layer, List.of(
+                    new Residual(new Norm(prefix + "input_layernorm.weight", Role.NORM, layer, hidden), new Attention(
+                            new Linear(attention + "q_proj", Role.ATTENTION_QUERY, layer, hidden, queryWidth,
+                                    config.qkvBias()),
+                            new Linear(attention + "k_proj", Role.ATTENTION_KEY, layer, hidden, keyValueWidth,
+                                    config.qkvBias()),
+                            new Linear(attention + "v_proj", Role.ATTENTION_VALUE, layer, hidden, keyValueWidth,
+                                    config.qkvBias()),
+                            new Linear(attention + "o_proj", Role.ATTENTION_OUTPUT, layer, queryWidth, hidden,
+                                    config.outputBias()),
+                            queryNorm, keyNorm, config.numHeads(), config.numKvHeads(), config.headDim())),
+                    new Residual(new Norm(prefix + "post_attention_layernorm.weight", Role.NORM, layer, hidden),
+                            new GatedMlp(
+                                    new Linear(mlp + "gate_proj", Role.MLP_GATE, layer, hidden, intermediate,
+                                            config.mlpBias()),
+                                    new Linear(mlp + "up_proj", Role.MLP_UP, layer, hidden, intermediate,
+                                            config.mlpBias()),
+                                    new Linear(mlp + "down_proj", Role.MLP_DOWN, layer, intermediate, hidden,
+                                            config.mlpBias()))))));
+        }
+        long vocab = config.vocabSize();
+        return new ModelLayout(className,
+                new Parameter("model.embed_tokens.weight", Role.EMBEDDING, -1, new long[] {vocab, hidden}, false),
+                layers, new Norm("model.norm.weight", Role.NORM, -1, hidden),
+                new Parameter("lm_head.weight", Role.OUTPUT_HEAD, -1, new long[] {vocab, hidden}, false),
+                config.tieWordEmbeddings());
     }
 
     /** Architectures named by {@code model_type}; an unknown one is the user's to fix. */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.model.layout.ModelLayout;
 import dev.crucible.api.tensor.DType;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -100,6 +101,11 @@ public record ModelConfig(
                 contextLength()) + (window ? " (sliding-window attention is not supported)" : "");
     }
 
+    /** The model as its family lays it out: parameters, their roles, and the blocks of every layer. */
+    public ModelLayout layout() {
+        return architecture.layout(this);
+    }
+
     /** Query heads per key/value head. */
     public int groupSize() {
         return numHeads / numKvHeads;
@@ -133,8 +139,8 @@ public record ModelConfig(
         return new Reader(root, source).config();
     }
 
-    /** One parse of one file, so every error can name the file. */
-    private record Reader(JsonNode root, String source) {
+    /** One parse of one file, so every error can name the file; families read their own keys through it. */
+    record Reader(JsonNode root, String source) {
 
         ModelConfig config() {
             Architecture architecture = Architecture.fromModelType(requiredText("model_type"));
@@ -151,15 +157,7 @@ public record ModelConfig(
             int heads = requiredInt("num_attention_heads");
             int kvHeads = optionalInt("num_key_value_heads", heads);
             int headDim = headDim(architecture, hidden, heads);
-            boolean attentionBias = optionalBoolean("attention_bias", false);
-            boolean qkvBias = switch (architecture) {
-                case QWEN2 -> true;
-                case MISTRAL -> false;
-                case LLAMA, QWEN3 -> attentionBias;
-            };
-            boolean outputBias = (architecture == Architecture.LLAMA || architecture == Architecture.QWEN3)
-                    && attentionBias;
-            boolean mlpBias = architecture == Architecture.LLAMA && optionalBoolean("mlp_bias", false);
+            Architecture.Biases biases = architecture.biases(this);
             JsonNode ropeParameters = root.get("rope_parameters");
             double ropeTheta = ropeParameters != null && ropeParameters.has("rope_theta")
                     ? ropeParameters.get("rope_theta").asDouble()
@@ -182,11 +180,11 @@ public record ModelConfig(
                     ropeScaling(scalingNode),
                     optionalLong("max_position_embeddings", 2048),
                     optionalBoolean("tie_word_embeddings", false),
-                    qkvBias,
-                    outputBias,
-                    mlpBias,
-                    architecture == Architecture.QWEN3,
-                    slidingWindow(architecture),
+                    biases.qkv(),
+                    biases.output(),
+                    biases.mlp(),
+                    architecture.normalizesQueriesAndKeys(),
+                    architecture.slidingWindow(this),
                     optionalTokenId("bos_token_id"),
                     tokenIds("eos_token_id"),
                     optionalTokenId("pad_token_id"),
@@ -198,24 +196,13 @@ public record ModelConfig(
             if (node != null && !node.isNull()) {
                 return asInt("head_dim", node);
             }
-            // Qwen3Config's default is 128, not hidden/heads (transformers' configuration_qwen3).
-            return architecture == Architecture.QWEN3 ? 128 : hidden / heads;
+            return architecture.defaultHeadDim(hidden, heads);
         }
 
-        private int slidingWindow(Architecture architecture) {
-            JsonNode window = root.get("sliding_window");
-            boolean declared = window != null && !window.isNull();
-            return switch (architecture) {
-                case MISTRAL -> declared ? asInt("sliding_window", window) : 0;
-                case QWEN2, QWEN3 -> {
-                    if (optionalBoolean("use_sliding_window", false)) {
-                        throw new UserInputException(source + ": use_sliding_window true is not supported; "
-                                + "only full-attention Qwen checkpoints run here");
-                    }
-                    yield 0;
-                }
-                case LLAMA -> 0;
-            };
+        /** {@code key} as an attention window in tokens, 0 when absent. */
+        int window(String key) {
+            JsonNode window = root.get(key);
+            return window == null || window.isNull() ? 0 : asInt(key, window);
         }
 
         private RopeScaling ropeScaling(JsonNode node) {
@@ -329,7 +316,7 @@ public record ModelConfig(
             return node.asDouble();
         }
 
-        private boolean optionalBoolean(String key, boolean fallback) {
+        boolean optionalBoolean(String key, boolean fallback) {
             JsonNode node = root.get(key);
             if (node == null || node.isNull()) {
                 return fallback;

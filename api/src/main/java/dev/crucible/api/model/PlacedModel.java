@@ -3,6 +3,8 @@ package dev.crucible.api.model;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.model.layout.ModelLayout;
+import dev.crucible.api.model.layout.Parameter;
 import dev.crucible.api.quant.QuantizedHostTensor;
 import dev.crucible.api.quant.WeightCodec;
 import dev.crucible.api.tensor.DType;
@@ -81,17 +83,18 @@ public final class PlacedModel implements AutoCloseable {
             }
 
             @Override
-            public Tensor load(String name) {
+            public Tensor load(Parameter parameter) {
+                String name = parameter.name();
                 Tensor tensor = ops.retain(placement.toDevice(floatingPoint(checkpoint, name), dtype));
                 placed.put(name, tensor);
                 return tensor;
             }
 
             @Override
-            public QuantizedTensor loadQuantized(String name) {
-                WeightFormat format = placement.format(name);
+            public QuantizedTensor loadQuantized(Parameter parameter) {
+                WeightFormat format = placement.format(parameter.name());
                 return format instanceof WeightFormat.Dense ? null
-                        : quantized.place(floatingPoint(checkpoint, name), format, dtype);
+                        : quantized.place(floatingPoint(checkpoint, parameter.name()), format, dtype);
             }
         };
         PlacedModel model = null;
@@ -131,6 +134,11 @@ public final class PlacedModel implements AutoCloseable {
     /** The ops that own this model's tensors. */
     public TensorOps ops() {
         return ops;
+    }
+
+    /** The model as its family lays it out. */
+    public ModelLayout layout() {
+        return transformer.weights().layout();
     }
 
     public Transformer transformer() {

@@ -1,5 +1,8 @@
 package dev.crucible.api.model;
 
+import dev.crucible.api.model.BlockWeights.AttentionWeights;
+import dev.crucible.api.model.BlockWeights.MlpWeights;
+import dev.crucible.api.model.layout.Attention;
 import dev.crucible.api.tensor.Comparison;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
@@ -10,10 +13,11 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The decoder, written once: Llama, Mistral, Qwen2 and Qwen3 differ only in what {@link ModelConfig} says
- * (biases, per-head q/k norm, head width, rotary scaling). It only calls {@link TensorOps}, so the same code runs
- * eagerly on libtorch and is traced into a static-shape program elsewhere: every shape below follows from the
- * step's input shapes, and nothing reads tensor values.
+ * The decoder, written once: it composes the blocks of a family's {@link dev.crucible.api.model.layout.ModelLayout}
+ * (attention and the gated MLP today, each after its norm on the residual stream), so Llama, Mistral, Qwen2 and
+ * Qwen3 differ only in their layouts (biases, per-head q/k norm, head width) and rotary scaling. It only calls
+ * {@link TensorOps}, so the same code runs eagerly on libtorch and is traced into a static-shape program elsewhere:
+ * every shape below follows from the step's input shapes, and nothing reads tensor values.
  *
  * <p>Semantics are transformers' for these architectures: pre-norm residual blocks, rotate_half RoPE applied
  * after the optional q/k norm, grouped-query attention scaled by {@code 1/sqrt(headDim)}, SiLU-gated MLP, final
@@ -101,8 +105,8 @@ public final class Transformer {
         for (int layer = 0; layer < layers; layer++) {
             Tensor output;
             try (TensorScope scope = ops.openScope()) {
-                LayerState.KeyValues cache = states == null ? null : (LayerState.KeyValues) states.get(layer);
-                output = ops.retain(decoderLayer(ops, layer, hidden, cos, sin, allowed, step, cache, next));
+                LayerState state = states == null ? null : states.get(layer);
+                output = ops.retain(decoderLayer(ops, layer, hidden, cos, sin, allowed, step, state, next));
             }
             if (layer > 0) {
                 ops.release(hidden);
@@ -120,19 +124,40 @@ public final class Transformer {
         return new Output(logits, next);
     }
 
-    /** @param next where the layer's new state goes (at its index), when it has one */
+    /**
+     * The layer's blocks in order, each added to the residual stream after its norm.
+     *
+     * @param state the layer's state (its attention's keys and values), or null for a step without state
+     * @param next  where the layer's new state goes (at its index), when it has one
+     */
     private Tensor decoderLayer(TensorOps ops, int index, Tensor hidden, Tensor cos, Tensor sin, Tensor allowed,
-                                Step step, LayerState.KeyValues cache, List<LayerState> next) {
-        LayerWeights layer = weights.layers().get(index);
-        long batch = hidden.size(0);
-        long length = hidden.size(1);
-        int headDim = config.headDim();
+                                Step step, LayerState state, List<LayerState> next) {
         double eps = config.rmsNormEps();
+        for (BlockWeights block : weights.layers().get(index).blocks()) {
+            Tensor x = ops.rmsNorm(hidden, block.preNorm(), eps);
+            Tensor y = switch (block) {
+                case AttentionWeights attention -> attention(ops, attention, x, cos, sin, allowed, step,
+                        (LayerState.KeyValues) state, next, index);
+                case MlpWeights mlp -> mlp.down().apply(ops, ops.gatedSilu(mlp.gate().apply(ops, x),
+                        mlp.up().apply(ops, x)));
+            };
+            hidden = ops.add(hidden, y);
+        }
+        return hidden;
+    }
 
-        Tensor x = ops.rmsNorm(hidden, layer.inputNorm(), eps);
-        Tensor queries = heads(ops, layer.query().apply(ops, x), batch, length, config.numHeads(), layer.queryNorm());
-        Tensor keys = heads(ops, layer.key().apply(ops, x), batch, length, config.numKvHeads(), layer.keyNorm());
-        Tensor values = heads(ops, layer.value().apply(ops, x), batch, length, config.numKvHeads(), null);
+    /** Grouped-query attention of {@code x} over this step's keys and, with a cache, the earlier ones. */
+    private Tensor attention(TensorOps ops, AttentionWeights weights, Tensor x, Tensor cos, Tensor sin, Tensor allowed,
+                             Step step, LayerState.KeyValues cache, List<LayerState> next, int index) {
+        Attention layout = weights.layout();
+        long batch = x.size(0);
+        long length = x.size(1);
+        int headDim = layout.headDim();
+        Tensor queries = heads(ops, weights.query().apply(ops, x), batch, length, layout.heads(), headDim,
+                weights.queryNorm());
+        Tensor keys = heads(ops, weights.key().apply(ops, x), batch, length, layout.kvHeads(), headDim,
+                weights.keyNorm());
+        Tensor values = heads(ops, weights.value().apply(ops, x), batch, length, layout.kvHeads(), headDim, null);
         queries = ops.rotary(queries, cos, sin);
         keys = ops.rotary(keys, cos, sin);
 
@@ -145,12 +170,8 @@ public final class Transformer {
             values = attended == cache.capacity() ? allValues : ops.slice(allValues, 2, 0, attended);
         }
         Tensor attention = ops.attention(queries, keys, values, allowed, 1.0 / Math.sqrt(headDim));
-        attention = ops.reshape(ops.transpose(attention, 1, 2), batch, length, (long) config.numHeads() * headDim);
-        hidden = ops.add(hidden, layer.output().apply(ops, attention));
-
-        x = ops.rmsNorm(hidden, layer.postAttentionNorm(), eps);
-        Tensor gated = ops.gatedSilu(layer.gate().apply(ops, x), layer.up().apply(ops, x));
-        return ops.add(hidden, layer.down().apply(ops, gated));
+        attention = ops.reshape(ops.transpose(attention, 1, 2), batch, length, (long) layout.heads() * headDim);
+        return weights.output().apply(ops, attention);
     }
 
     /**
@@ -162,8 +183,9 @@ public final class Transformer {
     }
 
     /** {@code [B, T, H·D]} to {@code [B, H, T, D]}, normalizing each head first when the model does (Qwen3). */
-    private Tensor heads(TensorOps ops, Tensor projected, long batch, long length, int heads, Tensor headNorm) {
-        Tensor split = ops.reshape(projected, batch, length, heads, config.headDim());
+    private Tensor heads(TensorOps ops, Tensor projected, long batch, long length, int heads, int headDim,
+                         Tensor headNorm) {
+        Tensor split = ops.reshape(projected, batch, length, heads, headDim);
         if (headNorm != null) {
             split = ops.rmsNorm(split, headNorm, config.rmsNormEps());
         }

@@ -1,0 +1,56 @@
+package dev.crucible.api.model;
+
+import dev.crucible.api.model.layout.Attention;
+import dev.crucible.api.model.layout.Block;
+import dev.crucible.api.model.layout.GatedMlp;
+import dev.crucible.api.tensor.Tensor;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A {@link Block} of the layout with its tensors bound, and the norm before it. One record per block kind, so the
+ * {@link Transformer} composes them by a switch the compiler checks for completeness.
+ */
+public sealed interface BlockWeights {
+
+    /** The RMSNorm applied to the residual stream before the block. */
+    Tensor preNorm();
+
+    /** The block's projections in the order it applies them. */
+    List<LoraLinear> linears();
+
+    /** Attention's weights; {@code queryNorm}/{@code keyNorm} null unless the layout normalizes heads (Qwen3). */
+    record AttentionWeights(Attention layout, Tensor preNorm, LoraLinear query, LoraLinear key, LoraLinear value,
+                            LoraLinear output, Tensor queryNorm, Tensor keyNorm) implements BlockWeights {
+        public AttentionWeights {
+            Objects.requireNonNull(layout, "layout is null");
+            Objects.requireNonNull(preNorm, "preNorm is null");
+            Objects.requireNonNull(query, "query is null");
+            Objects.requireNonNull(key, "key is null");
+            Objects.requireNonNull(value, "value is null");
+            Objects.requireNonNull(output, "output is null");
+        }
+
+        @Override
+        public List<LoraLinear> linears() {
+            return List.of(query, key, value, output);
+        }
+    }
+
+    /** The gated MLP's weights. */
+    record MlpWeights(GatedMlp layout, Tensor preNorm, LoraLinear gate, LoraLinear up, LoraLinear down)
+            implements BlockWeights {
+        public MlpWeights {
+            Objects.requireNonNull(layout, "layout is null");
+            Objects.requireNonNull(preNorm, "preNorm is null");
+            Objects.requireNonNull(gate, "gate is null");
+            Objects.requireNonNull(up, "up is null");
+            Objects.requireNonNull(down, "down is null");
+        }
+
+        @Override
+        public List<LoraLinear> linears() {
+            return List.of(gate, up, down);
+        }
+    }
+}
