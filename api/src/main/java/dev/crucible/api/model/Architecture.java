@@ -157,7 +157,8 @@ public enum Architecture {
                                     config.qkvBias()),
                             new Linear(attention + "o_proj", Role.ATTENTION_OUTPUT, layer, queryWidth, hidden,
                                     config.outputBias()),
-                            queryNorm, keyNorm, config.numHeads(), config.numKvHeads(), config.headDim())),
+                            queryNorm, keyNorm, config.numHeads(), config.numKvHeads(), config.headDim(),
+                            config.slidingWindow())),
                     new Residual(new Norm(prefix + "post_attention_layernorm.weight", Role.NORM, layer, hidden),
                             new GatedMlp(
                                     new Linear(mlp + "gate_proj", Role.MLP_GATE, layer, hidden, intermediate,

@@ -25,7 +25,7 @@ import java.util.OptionalInt;
  * @param outputBias     o_proj carries a bias (Llama/Qwen3 with {@code attention_bias}; never Qwen2)
  * @param mlpBias        gate/up/down carry a bias (Llama {@code mlp_bias})
  * @param qkNorm         per-head RMSNorm of queries and keys before RoPE (Qwen3)
- * @param slidingWindow  attention window in tokens, 0 for full attention everywhere
+ * @param slidingWindow  attention window in tokens (Mistral's, on every layer), 0 for full attention
  * @param eosTokenIds    every end-of-sequence id (config.json allows a number or a list), possibly empty
  * @param dtype          the checkpoint's declared dtype ({@code torch_dtype}/{@code dtype}), F32 when absent
  */
@@ -85,20 +85,14 @@ public record ModelConfig(
         }
     }
 
-    /**
-     * The longest sequence, prompt and generated tokens together, that runs as the reference implementation runs
-     * it: {@code max_position_embeddings}, or the sliding window when that is smaller, since attention here spans
-     * the whole sequence and a longer one would attend beyond the window where transformers would not.
-     */
+    /** The longest sequence, prompt and generated tokens together: {@code max_position_embeddings}. */
     public long contextLength() {
-        return slidingWindow > 0 ? Math.min(maxPositionEmbeddings, slidingWindow) : maxPositionEmbeddings;
+        return maxPositionEmbeddings;
     }
 
-    /** {@link #contextLength()} for messages: "the model's context of 4,096 tokens" (or its sliding window). */
+    /** {@link #contextLength()} for messages: "the model's context of 4,096 tokens". */
     public String describeContext() {
-        boolean window = slidingWindow > 0 && slidingWindow < maxPositionEmbeddings;
-        return String.format(Locale.ROOT, "the model's %s of %,d tokens", window ? "sliding window" : "context",
-                contextLength()) + (window ? " (sliding-window attention is not supported)" : "");
+        return String.format(Locale.ROOT, "the model's context of %,d tokens", contextLength());
     }
 
     /** The model as its family lays it out: parameters, their roles, and the blocks of every layer. */

@@ -9,8 +9,13 @@ import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
 import dev.crucible.api.tensor.TensorScope;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
  * The decoder, written once: it composes the blocks of a family's {@link dev.crucible.api.model.layout.ModelLayout}
@@ -27,6 +32,8 @@ public final class Transformer {
 
     private final ModelConfig config;
     private final TransformerWeights weights;
+    /** Every attention window of the layout (0 for full attention): each step builds one mask per window. */
+    private final Set<Integer> windows;
 
     public Transformer(ModelConfig config, TransformerWeights weights) {
         this.config = Objects.requireNonNull(config, "config is null");
@@ -35,6 +42,8 @@ public final class Transformer {
             throw new IllegalArgumentException("weights have " + weights.layers().size() + " layers, config "
                     + config.numLayers());
         }
+        this.windows = weights.layout().blocks(Attention.class).stream().map(Attention::window)
+                .collect(Collectors.toCollection(TreeSet::new));
     }
 
     public ModelConfig config() {
@@ -92,7 +101,7 @@ public final class Transformer {
         // [B, 1, T, headDim]: one rotation per token, shared by every head.
         Tensor cos = ops.reshape(ops.embedding(step.cosTable(), step.positions()), batch, 1, length, headDim);
         Tensor sin = ops.reshape(ops.embedding(step.sinTable(), step.positions()), batch, 1, length, headDim);
-        Tensor allowed = attentionMask(ops, step, batch, length);
+        Masks masks = Masks.of(ops, step, attentionMask(ops, step, batch, length), windows);
 
         // Each layer runs in its own scope and only its output outlives it: a layer's intermediates (the MLP's
         // [B, T, intermediate] tensors above all) are freed before the next layer starts, so a long prefill holds one
@@ -106,7 +115,7 @@ public final class Transformer {
             Tensor output;
             try (TensorScope scope = ops.openScope()) {
                 LayerState state = states == null ? null : states.get(layer);
-                output = ops.retain(decoderLayer(ops, layer, hidden, cos, sin, allowed, step, state, next));
+                output = ops.retain(decoderLayer(ops, layer, hidden, cos, sin, masks, step, state, next));
             }
             if (layer > 0) {
                 ops.release(hidden);
@@ -130,14 +139,14 @@ public final class Transformer {
      * @param state the layer's state (its attention's keys and values), or null for a step without state
      * @param next  where the layer's new state goes (at its index), when it has one
      */
-    private Tensor decoderLayer(TensorOps ops, int index, Tensor hidden, Tensor cos, Tensor sin, Tensor allowed,
+    private Tensor decoderLayer(TensorOps ops, int index, Tensor hidden, Tensor cos, Tensor sin, Masks masks,
                                 Step step, LayerState state, List<LayerState> next) {
         double eps = config.rmsNormEps();
         for (BlockWeights block : weights.layers().get(index).blocks()) {
             Tensor x = ops.rmsNorm(hidden, block.preNorm(), eps);
             Tensor y = switch (block) {
-                case AttentionWeights attention -> attention(ops, attention, x, cos, sin, allowed, step,
-                        (LayerState.KeyValues) state, next, index);
+                case AttentionWeights attention -> attention(ops, attention, x, cos, sin,
+                        masks.forWindow(attention.layout().window()), step, (LayerState.KeyValues) state, next, index);
                 case MlpWeights mlp -> mlp.down().apply(ops, ops.gatedSilu(mlp.gate().apply(ops, x),
                         mlp.up().apply(ops, x)));
             };
@@ -206,5 +215,34 @@ public final class Transformer {
         Tensor real = ops.compare(keySlots, padding, Comparison.GREATER_OR_EQUAL);
         Tensor itself = ops.compare(keySlots, querySlots, Comparison.EQUAL);
         return ops.and(causal, ops.or(real, itself));
+    }
+
+    /**
+     * The step's masks, one per attention window of the layout, made before the layers run (in the step's scope,
+     * which outlives every layer's). The full mask is {@link #attentionMask}; a window of W also requires
+     * {@code q - k < W}, i.e. {@code k + W > q}: slots are positions plus the row's padding, so their differences
+     * are distances between tokens.
+     */
+    private record Masks(Tensor full, Map<Integer, Tensor> windowed) {
+
+        static Masks of(TensorOps ops, Step step, Tensor full, Set<Integer> windows) {
+            Map<Integer, Tensor> windowed = new HashMap<>();
+            long keyCount = step.keySlots().size(0);
+            long queryCount = step.querySlots().size(0);
+            for (int window : windows) {
+                if (window > 0) {
+                    Tensor shifted = ops.add(ops.reshape(step.keySlots(), 1, 1, 1, keyCount),
+                            ops.constant(new long[] {window}, 1));
+                    Tensor near = ops.compare(shifted, ops.reshape(step.querySlots(), 1, 1, queryCount, 1),
+                            Comparison.GREATER);
+                    windowed.put(window, ops.and(full, near));
+                }
+            }
+            return new Masks(full, windowed);
+        }
+
+        Tensor forWindow(int window) {
+            return window == 0 ? full : windowed.get(window);
+        }
     }
 }

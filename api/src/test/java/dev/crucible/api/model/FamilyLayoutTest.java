@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class FamilyLayoutTest {
 
     @ParameterizedTest
-    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope"})
+    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral"})
     void theLayoutIsTheCheckpointsTensorsWithTheirShapes(String name) {
         ModelConfig config = ModelConfig.read(ModelFixtures.fixture(name));
         ModelLayout layout = config.layout();
@@ -54,7 +54,7 @@ class FamilyLayoutTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope"})
+    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral"})
     void costCountsWhatTheLayoutHolds(String name) {
         ModelLayout layout = ModelConfig.read(ModelFixtures.fixture(name)).layout();
         assertEquals(layout.parameterCount(), ModelCost.of(layout, dev.crucible.api.tensor.DType.F32).parameters());

@@ -10,9 +10,11 @@ import java.util.Objects;
  *
  * @param queryNorm null unless queries are normalized per head
  * @param keyNorm   null unless keys are normalized per head
+ * @param window    0 for attention over every earlier token; else a query sees itself and the {@code window - 1}
+ *                  tokens before it (Mistral's {@code sliding_window}, transformers' sliding-window mask)
  */
 public record Attention(Linear query, Linear key, Linear value, Linear output, Norm queryNorm, Norm keyNorm,
-                        int heads, int kvHeads, int headDim) implements Block {
+                        int heads, int kvHeads, int headDim, int window) implements Block {
 
     public Attention {
         Objects.requireNonNull(query, "query is null");
@@ -21,6 +23,9 @@ public record Attention(Linear query, Linear key, Linear value, Linear output, N
         Objects.requireNonNull(output, "output is null");
         if ((queryNorm == null) != (keyNorm == null)) {
             throw new IllegalArgumentException("queries and keys are normalized both or neither");
+        }
+        if (window < 0) {
+            throw new IllegalArgumentException("window " + window + " is negative");
         }
     }
 
