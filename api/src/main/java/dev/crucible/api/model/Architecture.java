@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.OptionalDouble;
 import java.util.stream.Collectors;
 
 /**
@@ -78,6 +79,106 @@ public enum Architecture {
         int slidingWindow(ModelConfig.Reader keys) {
             return fullAttentionQwen(keys);
         }
+    },
+    /**
+     * GraniteForCausalLM: Llama's layout with four scalars: embeddings times {@code embedding_multiplier}, each
+     * block's output times {@code residual_multiplier}, {@code attention_multiplier} as the attention scale and the
+     * logits divided by {@code logits_scaling}.
+     */
+    GRANITE("granite", "GraniteForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return LLAMA.biases(keys);
+        }
+
+        @Override
+        FamilyOptions options(ModelConfig.Reader keys, int layers) {
+            return new FamilyOptions(keys.optionalDouble("embedding_multiplier", 1.0),
+                    keys.optionalDouble("residual_multiplier", 1.0),
+                    keys.optionalNumber("attention_multiplier"), keys.optionalDouble("logits_scaling", 1.0),
+                    List.of(), 1.0, List.of());
+        }
+    },
+    /**
+     * Olmo2ForCausalLM: norms after the blocks (post_attention_layernorm on attention's output,
+     * post_feedforward_layernorm on the MLP's, each before its residual add; nothing normed before a block), and
+     * q_norm/k_norm over the whole q and k projections before they are split into heads.
+     */
+    OLMO2("olmo2", "Olmo2ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            boolean attention = keys.optionalBoolean("attention_bias", false);
+            return new Biases(attention, attention, false);
+        }
+
+        @Override
+        boolean normalizesQueriesAndKeys() {
+            return true;
+        }
+
+        @Override
+        boolean normsPerHead() {
+            return false;
+        }
+
+        @Override
+        boolean normsAfterBlocks() {
+            return true;
+        }
+    },
+    /**
+     * SmolLM3ForCausalLM: Llama's layout where {@code no_rope_layers} (a 0 per layer without positions; by default
+     * every {@code no_rope_layer_interval}-th layer) apply no rotary embedding, and, with
+     * {@code use_sliding_window}, a window on the layers {@code layer_types} calls sliding.
+     */
+    SMOLLM3("smollm3", "SmolLM3ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return LLAMA.biases(keys);
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return keys.optionalBoolean("use_sliding_window", false) ? keys.window("sliding_window") : 0;
+        }
+
+        @Override
+        FamilyOptions options(ModelConfig.Reader keys, int layers) {
+            List<Integer> flags = keys.intList("no_rope_layers");
+            if (flags == null) {
+                int interval = keys.optionalInt("no_rope_layer_interval", 4);
+                flags = new ArrayList<>();
+                for (int layer = 0; layer < layers; layer++) {
+                    flags.add((layer + 1) % interval != 0 ? 1 : 0);
+                }
+            }
+            if (flags.size() != layers) {
+                throw new UserInputException(keys.source() + ": no_rope_layers has " + flags.size()
+                        + " entries for " + layers + " layers");
+            }
+            List<Integer> positionless = new ArrayList<>();
+            for (int layer = 0; layer < layers; layer++) {
+                if (flags.get(layer) == 0) {
+                    positionless.add(layer);
+                }
+            }
+            List<Boolean> sliding = List.of();
+            if (slidingWindow(keys) > 0) {
+                List<String> types = keys.layerTypes(layers);
+                sliding = types == null ? positionlessAsSliding(layers, positionless)
+                        : types.stream().map("sliding_attention"::equals).toList();
+            }
+            return new FamilyOptions(1.0, 1.0, OptionalDouble.empty(), 1.0, positionless, 1.0, sliding);
+        }
+
+        /** SmolLM3Config's default layer_types: with a window, the NoPE layers slide and the others attend fully. */
+        private static List<Boolean> positionlessAsSliding(int layers, List<Integer> positionless) {
+            List<Boolean> sliding = new ArrayList<>();
+            for (int layer = 0; layer < layers; layer++) {
+                sliding.add(positionless.contains(layer));
+            }
+            return sliding;
+        }
     };
 
     /** Which projections carry a bias: q/k/v, o_proj, and the MLP's. */
@@ -110,6 +211,21 @@ public enum Architecture {
         return false;
     }
 
+    /** Whether the q/k norms act on each head (Qwen3) rather than on the whole projection (OLMo 2). */
+    boolean normsPerHead() {
+        return true;
+    }
+
+    /** Whether each block's output is normed before its residual add (OLMo 2) instead of its input. */
+    boolean normsAfterBlocks() {
+        return false;
+    }
+
+    /** What the family's own keys say; the default is none of them. */
+    FamilyOptions options(ModelConfig.Reader keys, int layers) {
+        return FamilyOptions.NONE;
+    }
+
     /** The head width when config.json gives none: what transformers derives for this family. */
     int defaultHeadDim(int hidden, int heads) {
         return hidden / heads;
@@ -129,51 +245,60 @@ public enum Architecture {
     }
 
     /**
-     * The model's layout: the pre-norm decoder of Llama and the families like it, transformers' names. Each layer
-     * is attention (input_layernorm; q, k, v, o; per-head q/k norms where the family has them) then the gated MLP
-     * (post_attention_layernorm; gate, up, down), each added to the residual stream.
+     * The model's layout: the decoder of Llama and the families like it, transformers' names. Each layer is attention
+     * (q, k, v, o; q/k norms where the family has them) then the gated MLP (gate, up, down), each added to the
+     * residual stream after its norm (input_layernorm, post_attention_layernorm) or, in OLMo 2, with its output
+     * normed (post_attention_layernorm, post_feedforward_layernorm).
      */
     public ModelLayout layout(ModelConfig config) {
+        FamilyOptions options = config.options();
         long hidden = config.hiddenSize();
-        long queryWidth = (long) config.numHeads() * config.headDim();
-        long keyValueWidth = (long) config.numKvHeads() * config.headDim();
+        int headDim = config.headDim();
+        long queryWidth = (long) config.numHeads() * headDim;
+        long keyValueWidth = (long) config.numKvHeads() * headDim;
         long intermediate = config.intermediateSize();
+        double attentionScale = options.attentionMultiplier().orElse(1.0 / Math.sqrt(headDim));
+        int rotaryDims = config.rotaryDims();
         List<Layer> layers = new ArrayList<>();
         for (int layer = 0; layer < config.numLayers(); layer++) {
             String prefix = "model.layers." + layer + ".";
             String attention = prefix + "self_attn.";
             String mlp = prefix + "mlp.";
-            Norm queryNorm = config.qkNorm()
-                    ? new Norm(attention + "q_norm.weight", Role.QUERY_NORM, layer, config.headDim()) : null;
-            Norm keyNorm = config.qkNorm()
-                    ? new Norm(attention + "k_norm.weight", Role.KEY_NORM, layer, config.headDim()) : null;
-            layers.add(new Layer(layer, List.of(
-                    new Residual(new Norm(prefix + "input_layernorm.weight", Role.NORM, layer, hidden), new Attention(
-                            new Linear(attention + "q_proj", Role.ATTENTION_QUERY, layer, hidden, queryWidth,
-                                    config.qkvBias()),
-                            new Linear(attention + "k_proj", Role.ATTENTION_KEY, layer, hidden, keyValueWidth,
-                                    config.qkvBias()),
-                            new Linear(attention + "v_proj", Role.ATTENTION_VALUE, layer, hidden, keyValueWidth,
-                                    config.qkvBias()),
-                            new Linear(attention + "o_proj", Role.ATTENTION_OUTPUT, layer, queryWidth, hidden,
-                                    config.outputBias()),
-                            queryNorm, keyNorm, config.numHeads(), config.numKvHeads(), config.headDim(),
-                            config.slidingWindow())),
-                    new Residual(new Norm(prefix + "post_attention_layernorm.weight", Role.NORM, layer, hidden),
-                            new GatedMlp(
-                                    new Linear(mlp + "gate_proj", Role.MLP_GATE, layer, hidden, intermediate,
-                                            config.mlpBias()),
-                                    new Linear(mlp + "up_proj", Role.MLP_UP, layer, hidden, intermediate,
-                                            config.mlpBias()),
-                                    new Linear(mlp + "down_proj", Role.MLP_DOWN, layer, intermediate, hidden,
-                                            config.mlpBias()))))));
+            boolean perHead = normsPerHead();
+            Norm queryNorm = config.qkNorm() ? new Norm(attention + "q_norm.weight", Role.QUERY_NORM, layer,
+                    perHead ? headDim : queryWidth) : null;
+            Norm keyNorm = config.qkNorm() ? new Norm(attention + "k_norm.weight", Role.KEY_NORM, layer,
+                    perHead ? headDim : keyValueWidth) : null;
+            Attention attentionBlock = new Attention(
+                    new Linear(attention + "q_proj", Role.ATTENTION_QUERY, layer, hidden, queryWidth, config.qkvBias()),
+                    new Linear(attention + "k_proj", Role.ATTENTION_KEY, layer, hidden, keyValueWidth,
+                            config.qkvBias()),
+                    new Linear(attention + "v_proj", Role.ATTENTION_VALUE, layer, hidden, keyValueWidth,
+                            config.qkvBias()),
+                    new Linear(attention + "o_proj", Role.ATTENTION_OUTPUT, layer, queryWidth, hidden,
+                            config.outputBias()),
+                    queryNorm, keyNorm, perHead, config.numHeads(), config.numKvHeads(), headDim,
+                    config.windowOf(layer), attentionScale,
+                    options.positionlessLayers().contains(layer) ? 0 : rotaryDims);
+            GatedMlp mlpBlock = new GatedMlp(
+                    new Linear(mlp + "gate_proj", Role.MLP_GATE, layer, hidden, intermediate, config.mlpBias()),
+                    new Linear(mlp + "up_proj", Role.MLP_UP, layer, hidden, intermediate, config.mlpBias()),
+                    new Linear(mlp + "down_proj", Role.MLP_DOWN, layer, intermediate, hidden, config.mlpBias()));
+            double scale = options.residualMultiplier();
+            Norm first = new Norm(prefix + (normsAfterBlocks() ? "post_attention_layernorm.weight"
+                    : "input_layernorm.weight"), Role.NORM, layer, hidden);
+            Norm second = new Norm(prefix + (normsAfterBlocks() ? "post_feedforward_layernorm.weight"
+                    : "post_attention_layernorm.weight"), Role.NORM, layer, hidden);
+            layers.add(new Layer(layer, normsAfterBlocks()
+                    ? List.of(new Residual(null, attentionBlock, first, scale), new Residual(null, mlpBlock, second, scale))
+                    : List.of(new Residual(first, attentionBlock, null, scale), new Residual(second, mlpBlock, null, scale))));
         }
         long vocab = config.vocabSize();
         return new ModelLayout(className,
                 new Parameter("model.embed_tokens.weight", Role.EMBEDDING, -1, new long[] {vocab, hidden}, false),
                 layers, new Norm("model.norm.weight", Role.NORM, -1, hidden),
                 new Parameter("lm_head.weight", Role.OUTPUT_HEAD, -1, new long[] {vocab, hidden}, false),
-                config.tieWordEmbeddings());
+                config.tieWordEmbeddings(), options.embeddingMultiplier(), 1.0 / options.logitsScaling());
     }
 
     /** Architectures named by {@code model_type}; an unknown one is the user's to fix. */

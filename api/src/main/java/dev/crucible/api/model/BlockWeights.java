@@ -8,23 +8,27 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A {@link Block} of the layout with its tensors bound, and the norm before it. One record per block kind, so the
- * {@link Transformer} composes them by a switch the compiler checks for completeness.
+ * A {@link Block} of the layout with its tensors bound, and the norms around it (its
+ * {@link dev.crucible.api.model.layout.Residual}'s). One record per block kind, so the {@link Transformer} composes
+ * them by a switch the compiler checks for completeness.
  */
 public sealed interface BlockWeights {
 
-    /** The RMSNorm applied to the residual stream before the block. */
+    /** The RMSNorm applied to the residual stream before the block, or null. */
     Tensor preNorm();
+
+    /** The RMSNorm applied to the block's output before it is added, or null. */
+    Tensor postNorm();
 
     /** The block's projections in the order it applies them. */
     List<LoraLinear> linears();
 
-    /** Attention's weights; {@code queryNorm}/{@code keyNorm} null unless the layout normalizes heads (Qwen3). */
-    record AttentionWeights(Attention layout, Tensor preNorm, LoraLinear query, LoraLinear key, LoraLinear value,
-                            LoraLinear output, Tensor queryNorm, Tensor keyNorm) implements BlockWeights {
+    /** Attention's weights; {@code queryNorm}/{@code keyNorm} null unless the layout normalizes queries and keys. */
+    record AttentionWeights(Attention layout, Tensor preNorm, Tensor postNorm, LoraLinear query, LoraLinear key,
+                            LoraLinear value, LoraLinear output, Tensor queryNorm, Tensor keyNorm)
+            implements BlockWeights {
         public AttentionWeights {
             Objects.requireNonNull(layout, "layout is null");
-            Objects.requireNonNull(preNorm, "preNorm is null");
             Objects.requireNonNull(query, "query is null");
             Objects.requireNonNull(key, "key is null");
             Objects.requireNonNull(value, "value is null");
@@ -38,11 +42,10 @@ public sealed interface BlockWeights {
     }
 
     /** The gated MLP's weights. */
-    record MlpWeights(GatedMlp layout, Tensor preNorm, LoraLinear gate, LoraLinear up, LoraLinear down)
-            implements BlockWeights {
+    record MlpWeights(GatedMlp layout, Tensor preNorm, Tensor postNorm, LoraLinear gate, LoraLinear up,
+                      LoraLinear down) implements BlockWeights {
         public MlpWeights {
             Objects.requireNonNull(layout, "layout is null");
-            Objects.requireNonNull(preNorm, "preNorm is null");
             Objects.requireNonNull(gate, "gate is null");
             Objects.requireNonNull(up, "up is null");
             Objects.requireNonNull(down, "down is null");

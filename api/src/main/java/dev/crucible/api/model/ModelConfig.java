@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.OptionalDouble;
 import java.util.OptionalInt;
 
 /**
@@ -28,6 +29,7 @@ import java.util.OptionalInt;
  * @param slidingWindow  attention window in tokens (Mistral's, on every layer), 0 for full attention
  * @param eosTokenIds    every end-of-sequence id (config.json allows a number or a list), possibly empty
  * @param dtype          the checkpoint's declared dtype ({@code torch_dtype}/{@code dtype}), F32 when absent
+ * @param options        what the family's own keys say ({@link FamilyOptions#NONE} for Llama and its like)
  */
 public record ModelConfig(
         Architecture architecture,
@@ -51,7 +53,8 @@ public record ModelConfig(
         OptionalInt bosTokenId,
         List<Integer> eosTokenIds,
         OptionalInt padTokenId,
-        DType dtype) {
+        DType dtype,
+        FamilyOptions options) {
 
     public static final String FILE_NAME = "config.json";
 
@@ -63,6 +66,7 @@ public record ModelConfig(
         Objects.requireNonNull(bosTokenId, "bosTokenId is null");
         Objects.requireNonNull(padTokenId, "padTokenId is null");
         Objects.requireNonNull(dtype, "dtype is null");
+        Objects.requireNonNull(options, "options is null");
         eosTokenIds = List.copyOf(eosTokenIds);
         if (hiddenSize <= 0 || intermediateSize <= 0 || numLayers <= 0 || numHeads <= 0 || numKvHeads <= 0
                 || headDim <= 0 || vocabSize <= 0) {
@@ -93,6 +97,17 @@ public record ModelConfig(
     /** {@link #contextLength()} for messages: "the model's context of 4,096 tokens". */
     public String describeContext() {
         return String.format(Locale.ROOT, "the model's context of %,d tokens", contextLength());
+    }
+
+    /** The attention window of {@code layer} in tokens, 0 when it attends to every earlier token. */
+    public int windowOf(int layer) {
+        List<Boolean> sliding = options.slidingLayers();
+        return sliding.isEmpty() || sliding.get(layer) ? slidingWindow : 0;
+    }
+
+    /** How many leading dimensions of each head rotary embeddings rotate (transformers' {@code int(head_dim · factor)}). */
+    public int rotaryDims() {
+        return (int) (headDim * options.partialRotaryFactor());
     }
 
     /** The model as its family lays it out: parameters, their roles, and the blocks of every layer. */
@@ -153,6 +168,11 @@ public record ModelConfig(
             int headDim = headDim(architecture, hidden, heads);
             Architecture.Biases biases = architecture.biases(this);
             JsonNode ropeParameters = root.get("rope_parameters");
+            if (ropeParameters != null && (ropeParameters.has("full_attention")
+                    || ropeParameters.has("sliding_attention"))) {
+                throw new UserInputException(source + ": rope_parameters per layer type is not supported for "
+                        + architecture.modelType() + "; its layers share one rotary embedding here");
+            }
             double ropeTheta = ropeParameters != null && ropeParameters.has("rope_theta")
                     ? ropeParameters.get("rope_theta").asDouble()
                     : optionalDouble("rope_theta", 10000.0);
@@ -182,7 +202,8 @@ public record ModelConfig(
                     optionalTokenId("bos_token_id"),
                     tokenIds("eos_token_id"),
                     optionalTokenId("pad_token_id"),
-                    dtype());
+                    dtype(),
+                    architecture.options(this, requiredInt("num_hidden_layers")));
         }
 
         private int headDim(Architecture architecture, int hidden, int heads) {
@@ -275,7 +296,7 @@ public record ModelConfig(
             return asInt(key, node);
         }
 
-        private int optionalInt(String key, int fallback) {
+        int optionalInt(String key, int fallback) {
             JsonNode node = root.get(key);
             return node == null || node.isNull() ? fallback : asInt(key, node);
         }
@@ -291,7 +312,54 @@ public record ModelConfig(
             return node.asLong();
         }
 
-        private double optionalDouble(String key, double fallback) {
+        /** {@code key} as a number, empty when absent or null. */
+        OptionalDouble optionalNumber(String key) {
+            JsonNode node = root.get(key);
+            return node == null || node.isNull() ? OptionalDouble.empty() : OptionalDouble.of(optionalDouble(key, 0));
+        }
+
+        /** {@code key} as a list of integers, null when absent or null. */
+        List<Integer> intList(String key) {
+            JsonNode node = root.get(key);
+            if (node == null || node.isNull()) {
+                return null;
+            }
+            if (!node.isArray()) {
+                throw new UserInputException(source + ": " + key + " must be a list of integers, got " + node);
+            }
+            List<Integer> values = new ArrayList<>();
+            for (JsonNode element : node) {
+                values.add(asInt(key, element));
+            }
+            return values;
+        }
+
+        /**
+         * {@code layer_types}, one of {@code full_attention} or {@code sliding_attention} per layer, null when absent;
+         * any other type is one this definition does not compute, refused by name.
+         */
+        List<String> layerTypes(int layers) {
+            JsonNode node = root.get("layer_types");
+            if (node == null || node.isNull()) {
+                return null;
+            }
+            List<String> types = new ArrayList<>();
+            for (JsonNode element : node) {
+                String type = element.asText();
+                if (!type.equals("full_attention") && !type.equals("sliding_attention")) {
+                    throw new UserInputException(source + ": layer_types entry '" + type + "' is not supported; "
+                            + "supported: full_attention, sliding_attention");
+                }
+                types.add(type);
+            }
+            if (types.size() != layers) {
+                throw new UserInputException(source + ": layer_types has " + types.size() + " entries for "
+                        + layers + " layers");
+            }
+            return types;
+        }
+
+        double optionalDouble(String key, double fallback) {
             JsonNode node = root.get(key);
             if (node == null || node.isNull()) {
                 return fallback;

@@ -3,6 +3,7 @@ package dev.crucible.api.model;
 import dev.crucible.api.model.BlockWeights.AttentionWeights;
 import dev.crucible.api.model.BlockWeights.MlpWeights;
 import dev.crucible.api.model.layout.Attention;
+import dev.crucible.api.model.layout.ModelLayout;
 import dev.crucible.api.tensor.Comparison;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
@@ -18,15 +19,15 @@ import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
- * The decoder, written once: it composes the blocks of a family's {@link dev.crucible.api.model.layout.ModelLayout}
- * (attention and the gated MLP today, each after its norm on the residual stream), so Llama, Mistral, Qwen2 and
- * Qwen3 differ only in their layouts (biases, per-head q/k norm, head width) and rotary scaling. It only calls
+ * The decoder, written once: it composes the blocks of a family's {@link ModelLayout} (attention and the gated MLP
+ * today, each on the residual stream with its norms and scale), so the families differ only in their layouts
+ * (biases, q/k norms, norm placement, head width, windows, scalars) and rotary scaling. It only calls
  * {@link TensorOps}, so the same code runs eagerly on libtorch and is traced into a static-shape program elsewhere:
  * every shape below follows from the step's input shapes, and nothing reads tensor values.
  *
- * <p>Semantics are transformers' for these architectures: pre-norm residual blocks, rotate_half RoPE applied
- * after the optional q/k norm, grouped-query attention scaled by {@code 1/sqrt(headDim)}, SiLU-gated MLP, final
- * RMSNorm and a linear output head.
+ * <p>Semantics are transformers' for these architectures: residual blocks normed before (or after) the block,
+ * rotate_half RoPE (on all or the leading dimensions of a head, or none) applied after the optional q/k norm,
+ * grouped-query attention scaled by the layout's scale, SiLU-gated MLP, final RMSNorm and a linear output head.
  */
 public final class Transformer {
 
@@ -94,13 +95,16 @@ public final class Transformer {
     private Output run(TensorOps ops, Step step, List<LayerState> states, ResidualHook hook) {
         long batch = step.tokens().size(0);
         long length = step.tokens().size(1);
-        int headDim = config.headDim();
-
+        ModelLayout layout = weights.layout();
         Tensor hidden = ops.embedding(weights.embedding(), step.tokens());
+        if (layout.embeddingScale() != 1.0) {
+            hidden = ops.scale(hidden, layout.embeddingScale());
+        }
         hook.residual(0, hidden);
-        // [B, 1, T, headDim]: one rotation per token, shared by every head.
-        Tensor cos = ops.reshape(ops.embedding(step.cosTable(), step.positions()), batch, 1, length, headDim);
-        Tensor sin = ops.reshape(ops.embedding(step.sinTable(), step.positions()), batch, 1, length, headDim);
+        // [B, 1, T, rotaryDims]: one rotation per token, shared by every head.
+        long rotaryDims = step.cosTable().size(1);
+        Tensor cos = ops.reshape(ops.embedding(step.cosTable(), step.positions()), batch, 1, length, rotaryDims);
+        Tensor sin = ops.reshape(ops.embedding(step.sinTable(), step.positions()), batch, 1, length, rotaryDims);
         Masks masks = Masks.of(ops, step, attentionMask(ops, step, batch, length), windows);
 
         // Each layer runs in its own scope and only its output outlives it: a layer's intermediates (the MLP's
@@ -127,6 +131,9 @@ public final class Transformer {
         Tensor normed = ops.rmsNorm(last, weights.finalNorm(), config.rmsNormEps());
         hook.finalNorm(normed);
         Tensor logits = ops.linear(normed, weights.outputHead(), null);
+        if (layout.logitScale() != 1.0) {
+            logits = ops.scale(logits, layout.logitScale());
+        }
         if (layers > 0) {
             ops.release(hidden);
         }
@@ -142,15 +149,21 @@ public final class Transformer {
     private Tensor decoderLayer(TensorOps ops, int index, Tensor hidden, Tensor cos, Tensor sin, Masks masks,
                                 Step step, LayerState state, List<LayerState> next) {
         double eps = config.rmsNormEps();
-        for (BlockWeights block : weights.layers().get(index).blocks()) {
-            Tensor x = ops.rmsNorm(hidden, block.preNorm(), eps);
+        LayerWeights layer = weights.layers().get(index);
+        for (int i = 0; i < layer.blocks().size(); i++) {
+            BlockWeights block = layer.blocks().get(i);
+            Tensor x = block.preNorm() == null ? hidden : ops.rmsNorm(hidden, block.preNorm(), eps);
             Tensor y = switch (block) {
                 case AttentionWeights attention -> attention(ops, attention, x, cos, sin,
                         masks.forWindow(attention.layout().window()), step, (LayerState.KeyValues) state, next, index);
                 case MlpWeights mlp -> mlp.down().apply(ops, ops.gatedSilu(mlp.gate().apply(ops, x),
                         mlp.up().apply(ops, x)));
             };
-            hidden = ops.add(hidden, y);
+            if (block.postNorm() != null) {
+                y = ops.rmsNorm(y, block.postNorm(), eps);
+            }
+            double scale = layer.layout().blocks().get(i).scale();
+            hidden = ops.add(hidden, scale == 1.0 ? y : ops.scale(y, scale));
         }
         return hidden;
     }
@@ -162,13 +175,19 @@ public final class Transformer {
         long batch = x.size(0);
         long length = x.size(1);
         int headDim = layout.headDim();
-        Tensor queries = heads(ops, weights.query().apply(ops, x), batch, length, layout.heads(), headDim,
-                weights.queryNorm());
-        Tensor keys = heads(ops, weights.key().apply(ops, x), batch, length, layout.kvHeads(), headDim,
-                weights.keyNorm());
+        Tensor queries = weights.query().apply(ops, x);
+        Tensor keys = weights.key().apply(ops, x);
+        if (weights.queryNorm() != null && !layout.headNorms()) {
+            // OLMo 2: the norm spans the whole projection, before it is split into heads.
+            queries = ops.rmsNorm(queries, weights.queryNorm(), config.rmsNormEps());
+            keys = ops.rmsNorm(keys, weights.keyNorm(), config.rmsNormEps());
+        }
+        boolean headNorms = layout.headNorms();
+        queries = heads(ops, queries, batch, length, layout.heads(), headDim, headNorms ? weights.queryNorm() : null);
+        keys = heads(ops, keys, batch, length, layout.kvHeads(), headDim, headNorms ? weights.keyNorm() : null);
         Tensor values = heads(ops, weights.value().apply(ops, x), batch, length, layout.kvHeads(), headDim, null);
-        queries = ops.rotary(queries, cos, sin);
-        keys = ops.rotary(keys, cos, sin);
+        queries = rotary(ops, queries, cos, sin, layout.rotaryDims());
+        keys = rotary(ops, keys, cos, sin, layout.rotaryDims());
 
         if (cache != null) {
             Tensor allKeys = kept(ops, ops.writeSlots(cache.keys(), 2, step.querySlots(), keys), cache.keys());
@@ -178,9 +197,24 @@ public final class Transformer {
             keys = attended == cache.capacity() ? allKeys : ops.slice(allKeys, 2, 0, attended);
             values = attended == cache.capacity() ? allValues : ops.slice(allValues, 2, 0, attended);
         }
-        Tensor attention = ops.attention(queries, keys, values, allowed, 1.0 / Math.sqrt(headDim));
+        Tensor attention = ops.attention(queries, keys, values, allowed, layout.scale());
         attention = ops.reshape(ops.transpose(attention, 1, 2), batch, length, (long) layout.heads() * headDim);
         return weights.output().apply(ops, attention);
+    }
+
+    /**
+     * Rotary embeddings on the first {@code dims} dimensions of each head, the rest passed through (partial rotary;
+     * none at all for a layer without positions).
+     */
+    private static Tensor rotary(TensorOps ops, Tensor x, Tensor cos, Tensor sin, int dims) {
+        long width = x.size(-1);
+        if (dims == 0) {
+            return x;
+        }
+        if (dims == width) {
+            return ops.rotary(x, cos, sin);
+        }
+        return ops.concat(List.of(ops.rotary(ops.slice(x, -1, 0, dims), cos, sin), ops.slice(x, -1, dims, width)), -1);
     }
 
     /**

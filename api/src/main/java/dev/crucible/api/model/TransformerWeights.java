@@ -73,7 +73,7 @@ public record TransformerWeights(ModelLayout layout, Tensor embedding, List<Laye
                 .orElseThrow(() -> new IllegalArgumentException("no adaptable projection named '" + module + "'"));
     }
 
-    /** Binds in the layout's order: each block's norm, then its tensors; the embedding first, the head last. */
+    /** Binds in the layout's order: each block's pre-norm, its tensors, its post-norm; the embedding first, the head last. */
     private record Binder(ModelLayout layout, WeightSource source) {
 
         TransformerWeights bind() {
@@ -101,15 +101,32 @@ public record TransformerWeights(ModelLayout layout, Tensor embedding, List<Laye
         }
 
         private BlockWeights block(Residual residual) {
-            Tensor preNorm = load(residual.preNorm());
-            return switch (residual.block()) {
-                case Attention attention -> new AttentionWeights(attention, preNorm, linear(attention.query()),
-                        linear(attention.key()), linear(attention.value()), linear(attention.output()),
-                        attention.queryNorm() == null ? null : load(attention.queryNorm()),
-                        attention.keyNorm() == null ? null : load(attention.keyNorm()));
-                case GatedMlp mlp -> new MlpWeights(mlp, preNorm, linear(mlp.gate()), linear(mlp.up()),
-                        linear(mlp.down()));
+            Tensor preNorm = residual.preNorm() == null ? null : load(residual.preNorm());
+            BlockWeights block = switch (residual.block()) {
+                case Attention attention -> {
+                    LoraLinear query = linear(attention.query());
+                    LoraLinear key = linear(attention.key());
+                    LoraLinear value = linear(attention.value());
+                    LoraLinear output = linear(attention.output());
+                    Tensor queryNorm = attention.queryNorm() == null ? null : load(attention.queryNorm());
+                    Tensor keyNorm = attention.keyNorm() == null ? null : load(attention.keyNorm());
+                    Tensor postNorm = postNorm(residual);
+                    yield new AttentionWeights(attention, preNorm, postNorm, query, key, value, output, queryNorm,
+                            keyNorm);
+                }
+                case GatedMlp mlp -> {
+                    LoraLinear gate = linear(mlp.gate());
+                    LoraLinear up = linear(mlp.up());
+                    LoraLinear down = linear(mlp.down());
+                    yield new MlpWeights(mlp, preNorm, postNorm(residual), gate, up, down);
+                }
             };
+            return block;
+        }
+
+        /** Bound after the block's own tensors, the layout's order ({@link Residual#parameters()}). */
+        private Tensor postNorm(Residual residual) {
+            return residual.postNorm() == null ? null : load(residual.postNorm());
         }
 
         private LoraLinear linear(Linear linear) {

@@ -24,7 +24,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 class FamilyLayoutTest {
 
     @ParameterizedTest
-    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral"})
+    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
+        "tiny-olmo2", "tiny-smollm3"})
     void theLayoutIsTheCheckpointsTensorsWithTheirShapes(String name) {
         ModelConfig config = ModelConfig.read(ModelFixtures.fixture(name));
         ModelLayout layout = config.layout();
@@ -54,7 +55,8 @@ class FamilyLayoutTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral"})
+    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
+        "tiny-olmo2", "tiny-smollm3"})
     void costCountsWhatTheLayoutHolds(String name) {
         ModelLayout layout = ModelConfig.read(ModelFixtures.fixture(name)).layout();
         assertEquals(layout.parameterCount(), ModelCost.of(layout, dev.crucible.api.tensor.DType.F32).parameters());

@@ -5,16 +5,22 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Grouped-query self-attention with rotary positions: q, k and v projections, optional per-head RMSNorm of queries
- * and keys (Qwen3), scaled dot-product attention over the KV cache, and the output projection.
+ * Grouped-query self-attention with rotary positions: q, k and v projections, optional RMSNorm of queries and keys,
+ * scaled dot-product attention over the KV cache, and the output projection.
  *
- * @param queryNorm null unless queries are normalized per head
- * @param keyNorm   null unless keys are normalized per head
- * @param window    0 for attention over every earlier token; else a query sees itself and the {@code window - 1}
- *                  tokens before it (Mistral's {@code sliding_window}, transformers' sliding-window mask)
+ * @param queryNorm  null unless queries are normalized
+ * @param keyNorm    null unless keys are normalized
+ * @param headNorms  the q/k norms act on each head ({@code [headDim]}, Qwen3) rather than on the whole projection
+ *                   before it is split into heads (OLMo 2)
+ * @param window     0 for attention over every earlier token; else a query sees itself and the {@code window - 1}
+ *                   tokens before it (Mistral's {@code sliding_window}, transformers' sliding-window mask)
+ * @param scale      the factor of the query-key products: {@code 1/sqrt(headDim)} unless the family says otherwise
+ * @param rotaryDims how many leading dimensions of each head rotary embeddings rotate: {@code headDim}, fewer with
+ *                   partial rotary (Phi-3), 0 for a layer without positions (SmolLM3's NoPE layers)
  */
 public record Attention(Linear query, Linear key, Linear value, Linear output, Norm queryNorm, Norm keyNorm,
-                        int heads, int kvHeads, int headDim, int window) implements Block {
+                        boolean headNorms, int heads, int kvHeads, int headDim, int window, double scale,
+                        int rotaryDims) implements Block {
 
     public Attention {
         Objects.requireNonNull(query, "query is null");
@@ -26,6 +32,9 @@ public record Attention(Linear query, Linear key, Linear value, Linear output, N
         }
         if (window < 0) {
             throw new IllegalArgumentException("window " + window + " is negative");
+        }
+        if (rotaryDims < 0 || rotaryDims > headDim || rotaryDims % 2 != 0) {
+            throw new IllegalArgumentException("rotary dimensions " + rotaryDims + " for heads of " + headDim);
         }
     }
 

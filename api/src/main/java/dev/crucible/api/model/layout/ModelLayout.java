@@ -16,9 +16,11 @@ import java.util.Optional;
  * @param finalNorm  the norm before the output head
  * @param outputHead the output head {@code [vocab, hidden]} as the checkpoint names it
  * @param tiedHead   the head is the embedding itself (a checkpoint may store it anyway; it is never read)
+ * @param embeddingScale what the embedded tokens are multiplied by (Granite's {@code embedding_multiplier}), 1 for most
+ * @param logitScale what the logits are multiplied by (Granite's {@code 1 / logits_scaling}), 1 for most
  */
 public record ModelLayout(String family, Parameter embedding, List<Layer> layers, Norm finalNorm, Parameter outputHead,
-                          boolean tiedHead) {
+                          boolean tiedHead, double embeddingScale, double logitScale) {
 
     public ModelLayout {
         Objects.requireNonNull(family, "family is null");
@@ -34,8 +36,7 @@ public record ModelLayout(String family, Parameter embedding, List<Layer> layers
         parameters.add(embedding);
         for (Layer layer : layers) {
             for (Residual residual : layer.blocks()) {
-                parameters.add(residual.preNorm().parameter());
-                parameters.addAll(residual.block().parameters());
+                parameters.addAll(residual.parameters());
             }
         }
         parameters.add(finalNorm.parameter());
