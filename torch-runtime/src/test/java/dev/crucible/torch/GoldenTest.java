@@ -31,7 +31,7 @@ class GoldenTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
-        "tiny-olmo2", "tiny-smollm3"})
+        "tiny-olmo2", "tiny-smollm3", "tiny-phi3"})
     void forwardMatchesLogitsAndResidualNorms(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
@@ -56,7 +56,8 @@ class GoldenTest {
 
     /** Left padding must not change a row: the batch reproduces the goldens like the single runs. */
     @ParameterizedTest
-    @ValueSource(strings = {"stories260k", "tiny-qwen3", "tiny-mistral", "tiny-granite", "tiny-olmo2", "tiny-smollm3"})
+    @ValueSource(strings = {"stories260k", "tiny-qwen3", "tiny-mistral", "tiny-granite", "tiny-olmo2", "tiny-smollm3",
+        "tiny-phi3"})
     void forwardOfALeftPaddedBatchMatchesGoldens(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
@@ -108,7 +109,7 @@ class GoldenTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
-        "tiny-olmo2", "tiny-smollm3"})
+        "tiny-olmo2", "tiny-smollm3", "tiny-phi3"})
     void greedyDecodeReproducesIdsOneAtATimeAndBatched(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());

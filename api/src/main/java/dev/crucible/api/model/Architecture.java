@@ -96,7 +96,7 @@ public enum Architecture {
             return new FamilyOptions(keys.optionalDouble("embedding_multiplier", 1.0),
                     keys.optionalDouble("residual_multiplier", 1.0),
                     keys.optionalNumber("attention_multiplier"), keys.optionalDouble("logits_scaling", 1.0),
-                    List.of(), 1.0, List.of());
+                    List.of(), partialRotaryFactor(keys), List.of());
         }
     },
     /**
@@ -125,6 +125,28 @@ public enum Architecture {
         boolean normsAfterBlocks() {
             return true;
         }
+    },
+    /**
+     * Phi3ForCausalLM (Phi-3, Phi-4-mini): q, k and v as one {@code qkv_proj}, gate and up as one
+     * {@code gate_up_proj}, both split after the product; RoPE on the first {@code partial_rotary_factor} of each
+     * head; a {@code sliding_window} on every layer when given; no biases.
+     */
+    PHI3("phi3", "Phi3ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return new Biases(false, false, false);
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return keys.window("sliding_window");
+        }
+
+        @Override
+        boolean fusesProjections() {
+            return true;
+        }
+
     },
     /**
      * SmolLM3ForCausalLM: Llama's layout where {@code no_rope_layers} (a 0 per layer without positions; by default
@@ -168,7 +190,8 @@ public enum Architecture {
                 sliding = types == null ? positionlessAsSliding(layers, positionless)
                         : types.stream().map("sliding_attention"::equals).toList();
             }
-            return new FamilyOptions(1.0, 1.0, OptionalDouble.empty(), 1.0, positionless, 1.0, sliding);
+            return new FamilyOptions(1.0, 1.0, OptionalDouble.empty(), 1.0, positionless, partialRotaryFactor(keys),
+                    sliding);
         }
 
         /** SmolLM3Config's default layer_types: with a window, the NoPE layers slide and the others attend fully. */
@@ -221,9 +244,26 @@ public enum Architecture {
         return false;
     }
 
-    /** What the family's own keys say; the default is none of them. */
+    /** Whether q/k/v and gate/up are stored fused ({@code qkv_proj}, {@code gate_up_proj}), as Phi-3 stores them. */
+    boolean fusesProjections() {
+        return false;
+    }
+
+    /** What the family's own keys say; the default is none of them but the rotary share every family may set. */
     FamilyOptions options(ModelConfig.Reader keys, int layers) {
-        return FamilyOptions.NONE;
+        return FamilyOptions.NONE.withPartialRotaryFactor(partialRotaryFactor(keys));
+    }
+
+    /**
+     * {@code partial_rotary_factor}, which transformers' rotary initialization reads for every family (Phi-3 sets
+     * it), 1 when absent.
+     */
+    static double partialRotaryFactor(ModelConfig.Reader keys) {
+        double factor = keys.ropeNumber("partial_rotary_factor").orElse(1.0);
+        if (!(factor > 0 && factor <= 1)) {
+            throw new UserInputException(keys.source() + ": partial_rotary_factor must be in (0, 1], got " + factor);
+        }
+        return factor;
     }
 
     /** The head width when config.json gives none: what transformers derives for this family. */
@@ -269,21 +309,29 @@ public enum Architecture {
                     perHead ? headDim : queryWidth) : null;
             Norm keyNorm = config.qkNorm() ? new Norm(attention + "k_norm.weight", Role.KEY_NORM, layer,
                     perHead ? headDim : keyValueWidth) : null;
+            boolean fused = fusesProjections();
+            Linear qkv = fused ? new Linear(attention + "qkv_proj", Role.ATTENTION_QKV, layer, hidden,
+                    queryWidth + 2 * keyValueWidth, config.qkvBias()) : null;
             Attention attentionBlock = new Attention(
-                    new Linear(attention + "q_proj", Role.ATTENTION_QUERY, layer, hidden, queryWidth, config.qkvBias()),
-                    new Linear(attention + "k_proj", Role.ATTENTION_KEY, layer, hidden, keyValueWidth,
+                    fused ? null : new Linear(attention + "q_proj", Role.ATTENTION_QUERY, layer, hidden, queryWidth,
                             config.qkvBias()),
-                    new Linear(attention + "v_proj", Role.ATTENTION_VALUE, layer, hidden, keyValueWidth,
+                    fused ? null : new Linear(attention + "k_proj", Role.ATTENTION_KEY, layer, hidden, keyValueWidth,
                             config.qkvBias()),
+                    fused ? null : new Linear(attention + "v_proj", Role.ATTENTION_VALUE, layer, hidden,
+                            keyValueWidth, config.qkvBias()),
                     new Linear(attention + "o_proj", Role.ATTENTION_OUTPUT, layer, queryWidth, hidden,
                             config.outputBias()),
                     queryNorm, keyNorm, perHead, config.numHeads(), config.numKvHeads(), headDim,
                     config.windowOf(layer), attentionScale,
-                    options.positionlessLayers().contains(layer) ? 0 : rotaryDims);
-            GatedMlp mlpBlock = new GatedMlp(
-                    new Linear(mlp + "gate_proj", Role.MLP_GATE, layer, hidden, intermediate, config.mlpBias()),
-                    new Linear(mlp + "up_proj", Role.MLP_UP, layer, hidden, intermediate, config.mlpBias()),
-                    new Linear(mlp + "down_proj", Role.MLP_DOWN, layer, intermediate, hidden, config.mlpBias()));
+                    options.positionlessLayers().contains(layer) ? 0 : rotaryDims, qkv);
+            Linear down = new Linear(mlp + "down_proj", Role.MLP_DOWN, layer, intermediate, hidden, config.mlpBias());
+            GatedMlp mlpBlock = fused
+                    ? GatedMlp.fused(new Linear(mlp + "gate_up_proj", Role.MLP_GATE_UP, layer, hidden,
+                            2 * intermediate, config.mlpBias()), down)
+                    : new GatedMlp(
+                            new Linear(mlp + "gate_proj", Role.MLP_GATE, layer, hidden, intermediate, config.mlpBias()),
+                            new Linear(mlp + "up_proj", Role.MLP_UP, layer, hidden, intermediate, config.mlpBias()),
+                            down);
             double scale = options.residualMultiplier();
             Norm first = new Norm(prefix + (normsAfterBlocks() ? "post_attention_layernorm.weight"
                     : "input_layernorm.weight"), Role.NORM, layer, hidden);

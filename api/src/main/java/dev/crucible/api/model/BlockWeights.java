@@ -23,37 +23,42 @@ public sealed interface BlockWeights {
     /** The block's projections in the order it applies them. */
     List<LoraLinear> linears();
 
-    /** Attention's weights; {@code queryNorm}/{@code keyNorm} null unless the layout normalizes queries and keys. */
+    /**
+     * Attention's weights: {@code query}, {@code key} and {@code value}, or {@code qkv} when the layout fuses them
+     * (the others null); {@code queryNorm}/{@code keyNorm} null unless the layout normalizes queries and keys.
+     */
     record AttentionWeights(Attention layout, Tensor preNorm, Tensor postNorm, LoraLinear query, LoraLinear key,
-                            LoraLinear value, LoraLinear output, Tensor queryNorm, Tensor keyNorm)
+                            LoraLinear value, LoraLinear qkv, LoraLinear output, Tensor queryNorm, Tensor keyNorm)
             implements BlockWeights {
         public AttentionWeights {
             Objects.requireNonNull(layout, "layout is null");
-            Objects.requireNonNull(query, "query is null");
-            Objects.requireNonNull(key, "key is null");
-            Objects.requireNonNull(value, "value is null");
             Objects.requireNonNull(output, "output is null");
+            if ((layout.qkv() == null) != (qkv == null) || (qkv == null && (query == null || key == null
+                    || value == null))) {
+                throw new IllegalArgumentException("attention weights do not match the layout's projections");
+            }
         }
 
         @Override
         public List<LoraLinear> linears() {
-            return List.of(query, key, value, output);
+            return qkv != null ? List.of(qkv, output) : List.of(query, key, value, output);
         }
     }
 
-    /** The gated MLP's weights. */
+    /** The gated MLP's weights: {@code gate} and {@code up}, or {@code gateUp} when the layout fuses them. */
     record MlpWeights(GatedMlp layout, Tensor preNorm, Tensor postNorm, LoraLinear gate, LoraLinear up,
-                      LoraLinear down) implements BlockWeights {
+                      LoraLinear gateUp, LoraLinear down) implements BlockWeights {
         public MlpWeights {
             Objects.requireNonNull(layout, "layout is null");
-            Objects.requireNonNull(gate, "gate is null");
-            Objects.requireNonNull(up, "up is null");
             Objects.requireNonNull(down, "down is null");
+            if ((layout.gateUp() == null) != (gateUp == null) || (gateUp == null && (gate == null || up == null))) {
+                throw new IllegalArgumentException("MLP weights do not match the layout's projections");
+            }
         }
 
         @Override
         public List<LoraLinear> linears() {
-            return List.of(gate, up, down);
+            return gateUp != null ? List.of(gateUp, down) : List.of(gate, up, down);
         }
     }
 }

@@ -30,4 +30,9 @@ public record FamilyOptions(double embeddingMultiplier, double residualMultiplie
         positionlessLayers = List.copyOf(positionlessLayers);
         slidingLayers = List.copyOf(slidingLayers);
     }
+
+    public FamilyOptions withPartialRotaryFactor(double factor) {
+        return new FamilyOptions(embeddingMultiplier, residualMultiplier, attentionMultiplier, logitsScaling,
+                positionlessLayers, factor, slidingLayers);
+    }
 }

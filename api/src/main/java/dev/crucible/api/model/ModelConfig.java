@@ -318,6 +318,21 @@ public record ModelConfig(
             return node == null || node.isNull() ? OptionalDouble.empty() : OptionalDouble.of(optionalDouble(key, 0));
         }
 
+        /**
+         * {@code key} of the rotary settings: inside {@code rope_parameters} (transformers 5) or at the top level (the
+         * hub's layout), empty when neither has it.
+         */
+        OptionalDouble ropeNumber(String key) {
+            JsonNode rope = root.get("rope_parameters");
+            if (rope != null && rope.has(key) && !rope.get(key).isNull()) {
+                if (!rope.get(key).isNumber()) {
+                    throw new UserInputException(source + ": rope_parameters." + key + " must be a number");
+                }
+                return OptionalDouble.of(rope.get(key).asDouble());
+            }
+            return optionalNumber(key);
+        }
+
         /** {@code key} as a list of integers, null when absent or null. */
         List<Integer> intList(String key) {
             JsonNode node = root.get(key);

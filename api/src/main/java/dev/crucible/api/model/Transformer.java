@@ -156,8 +156,7 @@ public final class Transformer {
             Tensor y = switch (block) {
                 case AttentionWeights attention -> attention(ops, attention, x, cos, sin,
                         masks.forWindow(attention.layout().window()), step, (LayerState.KeyValues) state, next, index);
-                case MlpWeights mlp -> mlp.down().apply(ops, ops.gatedSilu(mlp.gate().apply(ops, x),
-                        mlp.up().apply(ops, x)));
+                case MlpWeights mlp -> mlp(ops, mlp, x);
             };
             if (block.postNorm() != null) {
                 y = ops.rmsNorm(y, block.postNorm(), eps);
@@ -175,8 +174,22 @@ public final class Transformer {
         long batch = x.size(0);
         long length = x.size(1);
         int headDim = layout.headDim();
-        Tensor queries = weights.query().apply(ops, x);
-        Tensor keys = weights.key().apply(ops, x);
+        long queryWidth = (long) layout.heads() * headDim;
+        long keyValueWidth = (long) layout.kvHeads() * headDim;
+        Tensor queries;
+        Tensor keys;
+        Tensor values;
+        if (weights.qkv() != null) {
+            // Phi-3: one product, split into q, k and v (rows in that order).
+            Tensor qkv = weights.qkv().apply(ops, x);
+            queries = ops.slice(qkv, -1, 0, queryWidth);
+            keys = ops.slice(qkv, -1, queryWidth, queryWidth + keyValueWidth);
+            values = ops.slice(qkv, -1, queryWidth + keyValueWidth, queryWidth + 2 * keyValueWidth);
+        } else {
+            queries = weights.query().apply(ops, x);
+            keys = weights.key().apply(ops, x);
+            values = weights.value().apply(ops, x);
+        }
         if (weights.queryNorm() != null && !layout.headNorms()) {
             // OLMo 2: the norm spans the whole projection, before it is split into heads.
             queries = ops.rmsNorm(queries, weights.queryNorm(), config.rmsNormEps());
@@ -185,7 +198,7 @@ public final class Transformer {
         boolean headNorms = layout.headNorms();
         queries = heads(ops, queries, batch, length, layout.heads(), headDim, headNorms ? weights.queryNorm() : null);
         keys = heads(ops, keys, batch, length, layout.kvHeads(), headDim, headNorms ? weights.keyNorm() : null);
-        Tensor values = heads(ops, weights.value().apply(ops, x), batch, length, layout.kvHeads(), headDim, null);
+        values = heads(ops, values, batch, length, layout.kvHeads(), headDim, null);
         queries = rotary(ops, queries, cos, sin, layout.rotaryDims());
         keys = rotary(ops, keys, cos, sin, layout.rotaryDims());
 
@@ -200,6 +213,22 @@ public final class Transformer {
         Tensor attention = ops.attention(queries, keys, values, allowed, layout.scale());
         attention = ops.reshape(ops.transpose(attention, 1, 2), batch, length, (long) layout.heads() * headDim);
         return weights.output().apply(ops, attention);
+    }
+
+    /** The gated MLP; a fused gate_up is one product split into gate (first) and up. */
+    private static Tensor mlp(TensorOps ops, MlpWeights weights, Tensor x) {
+        Tensor gate;
+        Tensor up;
+        if (weights.gateUp() != null) {
+            long intermediate = weights.layout().intermediate();
+            Tensor both = weights.gateUp().apply(ops, x);
+            gate = ops.slice(both, -1, 0, intermediate);
+            up = ops.slice(both, -1, intermediate, 2 * intermediate);
+        } else {
+            gate = weights.gate().apply(ops, x);
+            up = weights.up().apply(ops, x);
+        }
+        return weights.down().apply(ops, ops.gatedSilu(gate, up));
     }
 
     /**

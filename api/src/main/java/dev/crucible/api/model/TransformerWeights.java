@@ -104,24 +104,31 @@ public record TransformerWeights(ModelLayout layout, Tensor embedding, List<Laye
             Tensor preNorm = residual.preNorm() == null ? null : load(residual.preNorm());
             BlockWeights block = switch (residual.block()) {
                 case Attention attention -> {
-                    LoraLinear query = linear(attention.query());
-                    LoraLinear key = linear(attention.key());
-                    LoraLinear value = linear(attention.value());
+                    LoraLinear query = optional(attention.query());
+                    LoraLinear key = optional(attention.key());
+                    LoraLinear value = optional(attention.value());
+                    LoraLinear qkv = optional(attention.qkv());
                     LoraLinear output = linear(attention.output());
                     Tensor queryNorm = attention.queryNorm() == null ? null : load(attention.queryNorm());
                     Tensor keyNorm = attention.keyNorm() == null ? null : load(attention.keyNorm());
                     Tensor postNorm = postNorm(residual);
-                    yield new AttentionWeights(attention, preNorm, postNorm, query, key, value, output, queryNorm,
-                            keyNorm);
+                    yield new AttentionWeights(attention, preNorm, postNorm, query, key, value, qkv, output,
+                            queryNorm, keyNorm);
                 }
                 case GatedMlp mlp -> {
-                    LoraLinear gate = linear(mlp.gate());
-                    LoraLinear up = linear(mlp.up());
+                    LoraLinear gate = optional(mlp.gate());
+                    LoraLinear up = optional(mlp.up());
+                    LoraLinear gateUp = optional(mlp.gateUp());
                     LoraLinear down = linear(mlp.down());
-                    yield new MlpWeights(mlp, preNorm, postNorm(residual), gate, up, down);
+                    yield new MlpWeights(mlp, preNorm, postNorm(residual), gate, up, gateUp, down);
                 }
             };
             return block;
+        }
+
+        /** A projection the layout may leave out (q/k/v when fused, or the fused one when not). */
+        private LoraLinear optional(Linear linear) {
+            return linear == null ? null : linear(linear);
         }
 
         /** Bound after the block's own tensors, the layout's order ({@link Residual#parameters()}). */

@@ -8,6 +8,9 @@ import java.util.Objects;
  * Grouped-query self-attention with rotary positions: q, k and v projections, optional RMSNorm of queries and keys,
  * scaled dot-product attention over the KV cache, and the output projection.
  *
+ * @param query      null when q, k and v are fused ({@code qkv})
+ * @param key        null when fused
+ * @param value      null when fused
  * @param queryNorm  null unless queries are normalized
  * @param keyNorm    null unless keys are normalized
  * @param headNorms  the q/k norms act on each head ({@code [headDim]}, Qwen3) rather than on the whole projection
@@ -17,16 +20,20 @@ import java.util.Objects;
  * @param scale      the factor of the query-key products: {@code 1/sqrt(headDim)} unless the family says otherwise
  * @param rotaryDims how many leading dimensions of each head rotary embeddings rotate: {@code headDim}, fewer with
  *                   partial rotary (Phi-3), 0 for a layer without positions (SmolLM3's NoPE layers)
+ * @param qkv        null unless q, k and v are one projection, rows in that order (Phi-3's {@code qkv_proj}); its
+ *                   output is split into the three (views, no copies of the weight)
  */
 public record Attention(Linear query, Linear key, Linear value, Linear output, Norm queryNorm, Norm keyNorm,
                         boolean headNorms, int heads, int kvHeads, int headDim, int window, double scale,
-                        int rotaryDims) implements Block {
+                        int rotaryDims, Linear qkv) implements Block {
 
     public Attention {
-        Objects.requireNonNull(query, "query is null");
-        Objects.requireNonNull(key, "key is null");
-        Objects.requireNonNull(value, "value is null");
         Objects.requireNonNull(output, "output is null");
+        boolean separate = query != null && key != null && value != null;
+        boolean none = query == null && key == null && value == null;
+        if (separate == (qkv != null) || (!separate && !none)) {
+            throw new IllegalArgumentException("attention has q, k and v, or qkv, not both");
+        }
         if ((queryNorm == null) != (keyNorm == null)) {
             throw new IllegalArgumentException("queries and keys are normalized both or neither");
         }
@@ -40,7 +47,7 @@ public record Attention(Linear query, Linear key, Linear value, Linear output, N
 
     @Override
     public List<Linear> linears() {
-        return List.of(query, key, value, output);
+        return qkv != null ? List.of(qkv, output) : List.of(query, key, value, output);
     }
 
     @Override

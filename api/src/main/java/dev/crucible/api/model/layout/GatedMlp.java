@@ -4,18 +4,41 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
-/** The SiLU-gated MLP: {@code down(silu(gate(x)) · up(x))}. */
-public record GatedMlp(Linear gate, Linear up, Linear down) implements Block {
+/**
+ * The SiLU-gated MLP: {@code down(silu(gate(x)) · up(x))}, with gate and up as two projections or as one fused
+ * projection whose output is split (views, no copies of the weight).
+ *
+ * @param gate   null when fused
+ * @param up     null when fused
+ * @param gateUp null unless gate and up are one projection, gate rows first (Phi-3's {@code gate_up_proj})
+ */
+public record GatedMlp(Linear gate, Linear up, Linear down, Linear gateUp) implements Block {
 
     public GatedMlp {
-        Objects.requireNonNull(gate, "gate is null");
-        Objects.requireNonNull(up, "up is null");
         Objects.requireNonNull(down, "down is null");
+        if ((gateUp == null) == (gate == null || up == null) || (gate == null) != (up == null)) {
+            throw new IllegalArgumentException("a gated MLP has gate and up, or gate_up, not both");
+        }
+    }
+
+    /** Gate and up as two projections. */
+    public GatedMlp(Linear gate, Linear up, Linear down) {
+        this(Objects.requireNonNull(gate, "gate is null"), Objects.requireNonNull(up, "up is null"), down, null);
+    }
+
+    /** Gate and up as one projection, gate rows first. */
+    public static GatedMlp fused(Linear gateUp, Linear down) {
+        return new GatedMlp(null, null, down, Objects.requireNonNull(gateUp, "gateUp is null"));
+    }
+
+    /** The inner width: what the gate and up projections each produce. */
+    public long intermediate() {
+        return down.in();
     }
 
     @Override
     public List<Linear> linears() {
-        return List.of(gate, up, down);
+        return gateUp != null ? List.of(gateUp, down) : List.of(gate, up, down);
     }
 
     @Override

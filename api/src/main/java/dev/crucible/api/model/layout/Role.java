@@ -17,17 +17,22 @@ public enum Role {
     ATTENTION_QUERY,
     ATTENTION_KEY,
     ATTENTION_VALUE,
+    /** q, k and v as one fused projection, their rows in that order (Phi-3's {@code qkv_proj}). */
+    ATTENTION_QKV,
     /** Attention's output projection: writes into the residual stream. */
     ATTENTION_OUTPUT,
     MLP_GATE,
     MLP_UP,
+    /** The gate and up projections fused, gate rows first (Phi-3's {@code gate_up_proj}). */
+    MLP_GATE_UP,
     /** The MLP's down projection: writes into the residual stream. */
     MLP_DOWN;
 
     /** A block's projection (a linear layer over the hidden state or a block's inner width). */
     public boolean isProjection() {
         return switch (this) {
-            case ATTENTION_QUERY, ATTENTION_KEY, ATTENTION_VALUE, ATTENTION_OUTPUT, MLP_GATE, MLP_UP, MLP_DOWN -> true;
+            case ATTENTION_QUERY, ATTENTION_KEY, ATTENTION_VALUE, ATTENTION_QKV, ATTENTION_OUTPUT, MLP_GATE, MLP_UP,
+                 MLP_GATE_UP, MLP_DOWN -> true;
             default -> false;
         };
     }
