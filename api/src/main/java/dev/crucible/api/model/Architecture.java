@@ -96,7 +96,7 @@ public enum Architecture {
             return new FamilyOptions(keys.optionalDouble("embedding_multiplier", 1.0),
                     keys.optionalDouble("residual_multiplier", 1.0),
                     keys.optionalNumber("attention_multiplier"), keys.optionalDouble("logits_scaling", 1.0),
-                    List.of(), partialRotaryFactor(keys), List.of());
+                    List.of(), partialRotaryFactor(keys), List.of(), GatedMlp.Activation.SILU, 0, 0);
         }
     },
     /**
@@ -122,8 +122,71 @@ public enum Architecture {
         }
 
         @Override
-        boolean normsAfterBlocks() {
+        Norms norms() {
+            return Norms.AFTER;
+        }
+    },
+    /**
+     * Gemma2ForCausalLM: RMSNorm by {@code 1 + weight} in float32, four norms per layer (around attention and
+     * around the MLP), embeddings times {@code sqrt(hidden_size)}, attention scaled by
+     * {@code query_pre_attn_scalar^-0.5} with its scores soft-capped ({@code attn_logit_softcapping}), the sliding
+     * window on the layers {@code layer_types} calls sliding (by default every other one, from the first), a GeGLU MLP
+     * and soft-capped logits ({@code final_logit_softcapping}).
+     */
+    GEMMA2("gemma2", "Gemma2ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            boolean attention = keys.optionalBoolean("attention_bias", false);
+            return new Biases(attention, attention, false);
+        }
+
+        @Override
+        int defaultHeadDim(int hidden, int heads) {
+            return 256; // Gemma2Config's default
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return (int) keys.numberOr("sliding_window", 4096).orElse(0);
+        }
+
+        @Override
+        Norms norms() {
+            return Norms.AROUND;
+        }
+
+        @Override
+        boolean unitOffsetNorms() {
             return true;
+        }
+
+        @Override
+        boolean tiesEmbeddingsByDefault() {
+            return true;
+        }
+
+        @Override
+        GatedMlp.Activation activation() {
+            return GatedMlp.Activation.GELU_TANH;
+        }
+
+        @Override
+        FamilyOptions options(ModelConfig.Reader keys, int layers) {
+            List<String> types = keys.layerTypes(layers);
+            List<Boolean> sliding = new ArrayList<>();
+            for (int layer = 0; layer < layers; layer++) {
+                sliding.add(types == null ? (layer + 1) % 2 != 0 : types.get(layer).equals("sliding_attention"));
+            }
+            String activation = keys.activation("gelu_pytorch_tanh");
+            if (!activation.equals("gelu_pytorch_tanh")) {
+                throw new UserInputException(keys.source() + ": hidden_activation '" + activation
+                        + "' is not supported for gemma2; its MLP here uses gelu_pytorch_tanh");
+            }
+            double scalar = keys.optionalDouble("query_pre_attn_scalar", 256);
+            return new FamilyOptions(Math.sqrt(keys.hiddenSize()), 1.0, OptionalDouble.of(1.0 / Math.sqrt(scalar)),
+                    1.0, List.of(), partialRotaryFactor(keys), sliding, activation(),
+                    keys.numberOr("attn_logit_softcapping", 50.0).orElse(0),
+                    keys.numberOr("final_logit_softcapping", 30.0).orElse(0));
         }
     },
     /**
@@ -191,7 +254,7 @@ public enum Architecture {
                         : types.stream().map("sliding_attention"::equals).toList();
             }
             return new FamilyOptions(1.0, 1.0, OptionalDouble.empty(), 1.0, positionless, partialRotaryFactor(keys),
-                    sliding);
+                    sliding, GatedMlp.Activation.SILU, 0, 0);
         }
 
         /** SmolLM3Config's default layer_types: with a window, the NoPE layers slide and the others attend fully. */
@@ -239,8 +302,32 @@ public enum Architecture {
         return true;
     }
 
-    /** Whether each block's output is normed before its residual add (OLMo 2) instead of its input. */
-    boolean normsAfterBlocks() {
+    /** Where a layer's RMSNorms sit around its two blocks. */
+    enum Norms {
+        /** input_layernorm before attention, post_attention_layernorm before the MLP (Llama). */
+        BEFORE,
+        /** post_attention_layernorm on attention's output, post_feedforward_layernorm on the MLP's (OLMo 2). */
+        AFTER,
+        /** Both: input/post_attention around attention, pre/post_feedforward around the MLP (Gemma). */
+        AROUND
+    }
+
+    Norms norms() {
+        return Norms.BEFORE;
+    }
+
+    /** Whether the RMSNorm weights are stored as offsets from one (Gemma multiplies by {@code 1 + weight}). */
+    boolean unitOffsetNorms() {
+        return false;
+    }
+
+    /** The gated MLP's activation; config.json must name it ({@code hidden_act}/{@code hidden_activation}). */
+    GatedMlp.Activation activation() {
+        return GatedMlp.Activation.SILU;
+    }
+
+    /** {@code tie_word_embeddings} when config.json leaves it out: transformers' default for the family. */
+    boolean tiesEmbeddingsByDefault() {
         return false;
     }
 
@@ -323,30 +410,36 @@ public enum Architecture {
                             config.outputBias()),
                     queryNorm, keyNorm, perHead, config.numHeads(), config.numKvHeads(), headDim,
                     config.windowOf(layer), attentionScale,
-                    options.positionlessLayers().contains(layer) ? 0 : rotaryDims, qkv);
+                    options.positionlessLayers().contains(layer) ? 0 : rotaryDims, options.attentionSoftcap(), qkv);
             Linear down = new Linear(mlp + "down_proj", Role.MLP_DOWN, layer, intermediate, hidden, config.mlpBias());
             GatedMlp mlpBlock = fused
                     ? GatedMlp.fused(new Linear(mlp + "gate_up_proj", Role.MLP_GATE_UP, layer, hidden,
-                            2 * intermediate, config.mlpBias()), down)
+                            2 * intermediate, config.mlpBias()), down, options.activation())
                     : new GatedMlp(
                             new Linear(mlp + "gate_proj", Role.MLP_GATE, layer, hidden, intermediate, config.mlpBias()),
                             new Linear(mlp + "up_proj", Role.MLP_UP, layer, hidden, intermediate, config.mlpBias()),
-                            down);
+                            down, null, options.activation());
             double scale = options.residualMultiplier();
-            Norm first = new Norm(prefix + (normsAfterBlocks() ? "post_attention_layernorm.weight"
-                    : "input_layernorm.weight"), Role.NORM, layer, hidden);
-            Norm second = new Norm(prefix + (normsAfterBlocks() ? "post_feedforward_layernorm.weight"
-                    : "post_attention_layernorm.weight"), Role.NORM, layer, hidden);
-            layers.add(new Layer(layer, normsAfterBlocks()
-                    ? List.of(new Residual(null, attentionBlock, first, scale), new Residual(null, mlpBlock, second, scale))
-                    : List.of(new Residual(first, attentionBlock, null, scale), new Residual(second, mlpBlock, null, scale))));
+            Norm input = new Norm(prefix + "input_layernorm.weight", Role.NORM, layer, hidden);
+            Norm postAttention = new Norm(prefix + "post_attention_layernorm.weight", Role.NORM, layer, hidden);
+            Norm preFeedforward = new Norm(prefix + "pre_feedforward_layernorm.weight", Role.NORM, layer, hidden);
+            Norm postFeedforward = new Norm(prefix + "post_feedforward_layernorm.weight", Role.NORM, layer, hidden);
+            layers.add(new Layer(layer, switch (norms()) {
+                case BEFORE -> List.of(new Residual(input, attentionBlock, null, scale),
+                        new Residual(postAttention, mlpBlock, null, scale));
+                case AFTER -> List.of(new Residual(null, attentionBlock, postAttention, scale),
+                        new Residual(null, mlpBlock, postFeedforward, scale));
+                case AROUND -> List.of(new Residual(input, attentionBlock, postAttention, scale),
+                        new Residual(preFeedforward, mlpBlock, postFeedforward, scale));
+            }));
         }
         long vocab = config.vocabSize();
         return new ModelLayout(className,
                 new Parameter("model.embed_tokens.weight", Role.EMBEDDING, -1, new long[] {vocab, hidden}, false),
                 layers, new Norm("model.norm.weight", Role.NORM, -1, hidden),
                 new Parameter("lm_head.weight", Role.OUTPUT_HEAD, -1, new long[] {vocab, hidden}, false),
-                config.tieWordEmbeddings(), options.embeddingMultiplier(), 1.0 / options.logitsScaling());
+                config.tieWordEmbeddings(), options.embeddingMultiplier(), 1.0 / options.logitsScaling(),
+                unitOffsetNorms(), options.logitSoftcap());
     }
 
     /** Architectures named by {@code model_type}; an unknown one is the user's to fix. */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.model.layout.GatedMlp;
 import dev.crucible.api.model.layout.ModelLayout;
 import dev.crucible.api.tensor.DType;
 import java.io.IOException;
@@ -158,7 +159,8 @@ public record ModelConfig(
                 Architecture.checkClassName(classes.get(0).asText());
             }
             String activation = optionalText("hidden_act", optionalText("hidden_activation", "silu"));
-            if (!activation.equals("silu") && !activation.equals("swish")) {
+            if (architecture.activation() == GatedMlp.Activation.SILU && !activation.equals("silu")
+                    && !activation.equals("swish")) {
                 throw new UserInputException(source + ": hidden_act '" + activation
                         + "' is not supported; the gated MLP here uses silu");
             }
@@ -180,11 +182,14 @@ public record ModelConfig(
             if ((scalingNode == null || scalingNode.isNull()) && ropeParameters != null) {
                 scalingNode = ropeParameters;
             }
+            int intermediate = requiredInt("intermediate_size");
+            int layers = requiredInt("num_hidden_layers");
+            FamilyOptions options = architecture.options(this, layers);
             return new ModelConfig(
                     architecture,
                     hidden,
-                    requiredInt("intermediate_size"),
-                    requiredInt("num_hidden_layers"),
+                    intermediate,
+                    layers,
                     heads,
                     kvHeads,
                     headDim,
@@ -193,7 +198,7 @@ public record ModelConfig(
                     ropeTheta,
                     ropeScaling(scalingNode),
                     optionalLong("max_position_embeddings", 2048),
-                    optionalBoolean("tie_word_embeddings", false),
+                    optionalBoolean("tie_word_embeddings", architecture.tiesEmbeddingsByDefault()),
                     biases.qkv(),
                     biases.output(),
                     biases.mlp(),
@@ -203,7 +208,7 @@ public record ModelConfig(
                     tokenIds("eos_token_id"),
                     optionalTokenId("pad_token_id"),
                     dtype(),
-                    architecture.options(this, requiredInt("num_hidden_layers")));
+                    options);
         }
 
         private int headDim(Architecture architecture, int hidden, int heads) {
@@ -310,6 +315,24 @@ public record ModelConfig(
                 throw new UserInputException(source + ": " + key + " must be an integer, got " + node);
             }
             return node.asLong();
+        }
+
+        int hiddenSize() {
+            return requiredInt("hidden_size");
+        }
+
+        /** The MLP activation's name: {@code hidden_activation} (Gemma's key), else {@code hidden_act}. */
+        String activation(String fallback) {
+            return optionalText("hidden_activation", optionalText("hidden_act", fallback));
+        }
+
+        /** {@code key} as a number: {@code fallback} when absent, empty when null (a feature switched off). */
+        OptionalDouble numberOr(String key, double fallback) {
+            JsonNode node = root.get(key);
+            if (node == null) {
+                return OptionalDouble.of(fallback);
+            }
+            return node.isNull() ? OptionalDouble.empty() : OptionalDouble.of(optionalDouble(key, 0));
         }
 
         /** {@code key} as a number, empty when absent or null. */

@@ -128,11 +128,15 @@ public final class Transformer {
             hook.residual(layer + 1, hidden);
         }
         Tensor last = step.allPositions() ? hidden : ops.slice(hidden, 1, length - 1, length);
-        Tensor normed = ops.rmsNorm(last, weights.finalNorm(), config.rmsNormEps());
+        Tensor normed = norm(ops, last, weights.finalNorm());
         hook.finalNorm(normed);
         Tensor logits = ops.linear(normed, weights.outputHead(), null);
         if (layout.logitScale() != 1.0) {
             logits = ops.scale(logits, layout.logitScale());
+        }
+        if (layout.logitSoftcap() != 0) {
+            double cap = layout.logitSoftcap();
+            logits = ops.scale(ops.tanh(ops.scale(logits, 1.0 / cap)), cap);
         }
         if (layers > 0) {
             ops.release(hidden);
@@ -148,18 +152,17 @@ public final class Transformer {
      */
     private Tensor decoderLayer(TensorOps ops, int index, Tensor hidden, Tensor cos, Tensor sin, Masks masks,
                                 Step step, LayerState state, List<LayerState> next) {
-        double eps = config.rmsNormEps();
         LayerWeights layer = weights.layers().get(index);
         for (int i = 0; i < layer.blocks().size(); i++) {
             BlockWeights block = layer.blocks().get(i);
-            Tensor x = block.preNorm() == null ? hidden : ops.rmsNorm(hidden, block.preNorm(), eps);
+            Tensor x = block.preNorm() == null ? hidden : norm(ops, hidden, block.preNorm());
             Tensor y = switch (block) {
                 case AttentionWeights attention -> attention(ops, attention, x, cos, sin,
                         masks.forWindow(attention.layout().window()), step, (LayerState.KeyValues) state, next, index);
                 case MlpWeights mlp -> mlp(ops, mlp, x);
             };
             if (block.postNorm() != null) {
-                y = ops.rmsNorm(y, block.postNorm(), eps);
+                y = norm(ops, y, block.postNorm());
             }
             double scale = layer.layout().blocks().get(i).scale();
             hidden = ops.add(hidden, scale == 1.0 ? y : ops.scale(y, scale));
@@ -192,8 +195,8 @@ public final class Transformer {
         }
         if (weights.queryNorm() != null && !layout.headNorms()) {
             // OLMo 2: the norm spans the whole projection, before it is split into heads.
-            queries = ops.rmsNorm(queries, weights.queryNorm(), config.rmsNormEps());
-            keys = ops.rmsNorm(keys, weights.keyNorm(), config.rmsNormEps());
+            queries = norm(ops, queries, weights.queryNorm());
+            keys = norm(ops, keys, weights.keyNorm());
         }
         boolean headNorms = layout.headNorms();
         queries = heads(ops, queries, batch, length, layout.heads(), headDim, headNorms ? weights.queryNorm() : null);
@@ -210,9 +213,20 @@ public final class Transformer {
             keys = attended == cache.capacity() ? allKeys : ops.slice(allKeys, 2, 0, attended);
             values = attended == cache.capacity() ? allValues : ops.slice(allValues, 2, 0, attended);
         }
-        Tensor attention = ops.attention(queries, keys, values, allowed, layout.scale());
+        Tensor attention = ops.attention(queries, keys, values, allowed, layout.scale(), layout.softcap());
         attention = ops.reshape(ops.transpose(attention, 1, 2), batch, length, (long) layout.heads() * headDim);
         return weights.output().apply(ops, attention);
+    }
+
+    /**
+     * RMSNorm with the family's weights: as stored, or {@code 1 + weight} where the layout says the checkpoint keeps
+     * the offset from one (Gemma; the sum is taken per step, so the placed and exported tensor stays the stored one).
+     */
+    private Tensor norm(TensorOps ops, Tensor x, Tensor weight) {
+        if (weights.layout().unitOffsetNorms()) {
+            weight = ops.add(weight, ops.cast(ops.constant(new float[] {1f}, 1), weight.dtype()));
+        }
+        return ops.rmsNorm(x, weight, config.rmsNormEps());
     }
 
     /** The gated MLP; a fused gate_up is one product split into gate (first) and up. */
@@ -228,7 +242,11 @@ public final class Transformer {
             gate = weights.gate().apply(ops, x);
             up = weights.up().apply(ops, x);
         }
-        return weights.down().apply(ops, ops.gatedSilu(gate, up));
+        Tensor activated = switch (weights.layout().activation()) {
+            case SILU -> ops.gatedSilu(gate, up);
+            case GELU_TANH -> ops.gatedGeluTanh(gate, up);
+        };
+        return weights.down().apply(ops, activated);
     }
 
     /**
@@ -259,7 +277,7 @@ public final class Transformer {
                          Tensor headNorm) {
         Tensor split = ops.reshape(projected, batch, length, heads, headDim);
         if (headNorm != null) {
-            split = ops.rmsNorm(split, headNorm, config.rmsNormEps());
+            split = norm(ops, split, headNorm);
         }
         return ops.transpose(split, 1, 2);
     }

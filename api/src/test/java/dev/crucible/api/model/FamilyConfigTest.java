@@ -26,7 +26,8 @@ class FamilyConfigTest {
         ModelConfig granite = parse("granite", """
                 "embedding_multiplier": 6.0, "residual_multiplier": 0.4, "attention_multiplier": 0.09,
                 "logits_scaling": 4.0""");
-        assertEquals(new FamilyOptions(6.0, 0.4, OptionalDouble.of(0.09), 4.0, List.of(), 1.0, List.of()),
+        assertEquals(new FamilyOptions(6.0, 0.4, OptionalDouble.of(0.09), 4.0, List.of(), 1.0, List.of(),
+                        dev.crucible.api.model.layout.GatedMlp.Activation.SILU, 0, 0),
                 granite.options());
         assertEquals(6.0, granite.layout().embeddingScale());
         assertEquals(0.25, granite.layout().logitScale());

@@ -18,9 +18,12 @@ import java.util.Optional;
  * @param tiedHead   the head is the embedding itself (a checkpoint may store it anyway; it is never read)
  * @param embeddingScale what the embedded tokens are multiplied by (Granite's {@code embedding_multiplier}), 1 for most
  * @param logitScale what the logits are multiplied by (Granite's {@code 1 / logits_scaling}), 1 for most
+ * @param unitOffsetNorms every RMSNorm multiplies by {@code 1 + weight} (Gemma stores the offset from one)
+ * @param logitSoftcap 0, or the cap of the logits ({@code softcap · tanh(logits / softcap)}, Gemma 2)
  */
 public record ModelLayout(String family, Parameter embedding, List<Layer> layers, Norm finalNorm, Parameter outputHead,
-                          boolean tiedHead, double embeddingScale, double logitScale) {
+                          boolean tiedHead, double embeddingScale, double logitScale, boolean unitOffsetNorms,
+                          double logitSoftcap) {
 
     public ModelLayout {
         Objects.requireNonNull(family, "family is null");
