@@ -166,7 +166,7 @@ public enum Architecture {
         }
 
         @Override
-        GatedMlp.Activation activation() {
+        public GatedMlp.Activation activation() {
             return GatedMlp.Activation.GELU_TANH;
         }
 
@@ -177,8 +177,8 @@ public enum Architecture {
             for (int layer = 0; layer < layers; layer++) {
                 sliding.add(types == null ? (layer + 1) % 2 != 0 : types.get(layer).equals("sliding_attention"));
             }
-            String activation = keys.activation("gelu_pytorch_tanh");
-            if (!activation.equals("gelu_pytorch_tanh")) {
+            String activation = keys.activation(activation().configName());
+            if (!activation.equals(activation().configName())) {
                 throw new UserInputException(keys.source() + ": hidden_activation '" + activation
                         + "' is not supported for gemma2; its MLP here uses gelu_pytorch_tanh");
             }
@@ -322,7 +322,7 @@ public enum Architecture {
     }
 
     /** The gated MLP's activation; config.json must name it ({@code hidden_act}/{@code hidden_activation}). */
-    GatedMlp.Activation activation() {
+    public GatedMlp.Activation activation() {
         return GatedMlp.Activation.SILU;
     }
 

@@ -91,7 +91,7 @@ public final class ModelInitializer {
         c.put("head_dim", spec.headDim());
         c.put("vocab_size", spec.vocabSize());
         c.put("max_position_embeddings", spec.maxPositionEmbeddings());
-        c.put("hidden_act", "silu");
+        c.put("hidden_act", spec.architecture().activation().configName());
         c.put("rms_norm_eps", 1e-6);
         c.put("rope_theta", spec.ropeTheta());
         c.put("rope_scaling", null);

@@ -18,9 +18,20 @@ public record GatedMlp(Linear gate, Linear up, Linear down, Linear gateUp, Activ
     /** The gate's activation, as config.json's {@code hidden_act}/{@code hidden_activation} names it. */
     public enum Activation {
         /** {@code silu} (or {@code swish}). */
-        SILU,
+        SILU("silu"),
         /** {@code gelu_pytorch_tanh}: GELU in its tanh approximation. */
-        GELU_TANH
+        GELU_TANH("gelu_pytorch_tanh");
+
+        private final String configName;
+
+        Activation(String configName) {
+            this.configName = configName;
+        }
+
+        /** Its name in config.json. */
+        public String configName() {
+            return configName;
+        }
     }
 
     public GatedMlp {
