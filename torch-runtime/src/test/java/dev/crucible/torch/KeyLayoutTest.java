@@ -37,7 +37,7 @@ class KeyLayoutTest {
     Path temp;
 
     @ParameterizedTest
-    @ValueSource(strings = {"tiny-mistral", "tiny-granite", "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2"})
+    @ValueSource(strings = {"tiny-mistral", "tiny-granite", "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3"})
     void theTransformers5LayoutGivesTheSameConfigAndIds(String name) throws IOException {
         Fixture fixture = Fixture.load(name);
         Path rewritten = temp.resolve(name);

@@ -96,7 +96,8 @@ public enum Architecture {
             return new FamilyOptions(keys.optionalDouble("embedding_multiplier", 1.0),
                     keys.optionalDouble("residual_multiplier", 1.0),
                     keys.optionalNumber("attention_multiplier"), keys.optionalDouble("logits_scaling", 1.0),
-                    List.of(), partialRotaryFactor(keys), List.of(), GatedMlp.Activation.SILU, 0, 0);
+                    List.of(), partialRotaryFactor(keys), List.of(), GatedMlp.Activation.SILU, 0, 0,
+                    OptionalDouble.empty());
         }
     },
     /**
@@ -172,21 +173,68 @@ public enum Architecture {
 
         @Override
         FamilyOptions options(ModelConfig.Reader keys, int layers) {
-            List<String> types = keys.layerTypes(layers);
-            List<Boolean> sliding = new ArrayList<>();
-            for (int layer = 0; layer < layers; layer++) {
-                sliding.add(types == null ? (layer + 1) % 2 != 0 : types.get(layer).equals("sliding_attention"));
-            }
-            String activation = keys.activation(activation().configName());
-            if (!activation.equals(activation().configName())) {
-                throw new UserInputException(keys.source() + ": hidden_activation '" + activation
-                        + "' is not supported for gemma2; its MLP here uses gelu_pytorch_tanh");
-            }
-            double scalar = keys.optionalDouble("query_pre_attn_scalar", 256);
-            return new FamilyOptions(Math.sqrt(keys.hiddenSize()), 1.0, OptionalDouble.of(1.0 / Math.sqrt(scalar)),
-                    1.0, List.of(), partialRotaryFactor(keys), sliding, activation(),
-                    keys.numberOr("attn_logit_softcapping", 50.0).orElse(0),
-                    keys.numberOr("final_logit_softcapping", 30.0).orElse(0));
+            return gemmaOptions(keys, layers, 2, 50.0, 30.0, OptionalDouble.empty());
+        }
+    },
+    /**
+     * Gemma3ForCausalLM (the text model, {@code gemma3_text}): Gemma 2 without the soft caps by default, with
+     * per-head q/k norms (1 + weight), {@code sliding_window_pattern} (every N-th layer full, by default 6) or
+     * {@code layer_types}, and the sliding layers' own RoPE base ({@code rope_local_base_freq}, or
+     * {@code rope_parameters.sliding_attention} in transformers 5).
+     */
+    GEMMA3("gemma3_text", "Gemma3ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return GEMMA2.biases(keys);
+        }
+
+        @Override
+        boolean normalizesQueriesAndKeys() {
+            return true;
+        }
+
+        @Override
+        int defaultHeadDim(int hidden, int heads) {
+            return 256; // Gemma3TextConfig's default
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return GEMMA2.slidingWindow(keys);
+        }
+
+        @Override
+        Norms norms() {
+            return Norms.AROUND;
+        }
+
+        @Override
+        boolean unitOffsetNorms() {
+            return true;
+        }
+
+        @Override
+        boolean tiesEmbeddingsByDefault() {
+            return true;
+        }
+
+        @Override
+        boolean ropePerLayerType() {
+            return true;
+        }
+
+        @Override
+        public GatedMlp.Activation activation() {
+            return GatedMlp.Activation.GELU_TANH;
+        }
+
+        @Override
+        FamilyOptions options(ModelConfig.Reader keys, int layers) {
+            int pattern = keys.optionalInt("sliding_window_pattern", 6);
+            OptionalDouble local = keys.localRopeTheta();
+            return gemmaOptions(keys, layers, pattern, 0, 0,
+                    OptionalDouble.of(local.isPresent() ? local.getAsDouble()
+                            : keys.optionalDouble("rope_local_base_freq", 10000.0)));
         }
     },
     /**
@@ -254,7 +302,7 @@ public enum Architecture {
                         : types.stream().map("sliding_attention"::equals).toList();
             }
             return new FamilyOptions(1.0, 1.0, OptionalDouble.empty(), 1.0, positionless, partialRotaryFactor(keys),
-                    sliding, GatedMlp.Activation.SILU, 0, 0);
+                    sliding, GatedMlp.Activation.SILU, 0, 0, OptionalDouble.empty());
         }
 
         /** SmolLM3Config's default layer_types: with a window, the NoPE layers slide and the others attend fully. */
@@ -342,6 +390,35 @@ public enum Architecture {
     }
 
     /**
+     * Gemma's keys: the window on the layers {@code layer_types} calls sliding, else on all but every
+     * {@code pattern}-th; the GeGLU activation; embeddings times {@code sqrt(hidden_size)}; the attention scale
+     * {@code query_pre_attn_scalar^-0.5}; the soft caps (their family default when absent, none when null).
+     */
+    private static FamilyOptions gemmaOptions(ModelConfig.Reader keys, int layers, int pattern, double attentionCap,
+                                              double logitCap, OptionalDouble localRopeTheta) {
+        List<String> types = keys.layerTypes(layers);
+        List<Boolean> sliding = new ArrayList<>();
+        for (int layer = 0; layer < layers; layer++) {
+            sliding.add(types == null ? (layer + 1) % pattern != 0 : types.get(layer).equals("sliding_attention"));
+        }
+        String activation = keys.activation(GatedMlp.Activation.GELU_TANH.configName());
+        if (!activation.equals(GatedMlp.Activation.GELU_TANH.configName())) {
+            throw new UserInputException(keys.source() + ": hidden_activation '" + activation
+                    + "' is not supported for Gemma; its MLP here uses gelu_pytorch_tanh");
+        }
+        double scalar = keys.optionalDouble("query_pre_attn_scalar", 256);
+        return new FamilyOptions(Math.sqrt(keys.hiddenSize()), 1.0, OptionalDouble.of(1.0 / Math.sqrt(scalar)), 1.0,
+                List.of(), partialRotaryFactor(keys), sliding, GatedMlp.Activation.GELU_TANH,
+                keys.numberOr("attn_logit_softcapping", attentionCap).orElse(0),
+                keys.numberOr("final_logit_softcapping", logitCap).orElse(0), localRopeTheta);
+    }
+
+    /** Whether transformers 5 may give this family's {@code rope_parameters} per layer type (Gemma 3). */
+    boolean ropePerLayerType() {
+        return false;
+    }
+
+    /**
      * {@code partial_rotary_factor}, which transformers' rotary initialization reads for every family (Phi-3 sets
      * it), 1 when absent.
      */
@@ -410,7 +487,9 @@ public enum Architecture {
                             config.outputBias()),
                     queryNorm, keyNorm, perHead, config.numHeads(), config.numKvHeads(), headDim,
                     config.windowOf(layer), attentionScale,
-                    options.positionlessLayers().contains(layer) ? 0 : rotaryDims, options.attentionSoftcap(), qkv);
+                    options.positionlessLayers().contains(layer) ? 0 : rotaryDims,
+                    options.localRopeTheta().isPresent() && config.windowOf(layer) > 0 ? 1 : 0,
+                    options.attentionSoftcap(), qkv);
             Linear down = new Linear(mlp + "down_proj", Role.MLP_DOWN, layer, intermediate, hidden, config.mlpBias());
             GatedMlp mlpBlock = fused
                     ? GatedMlp.fused(new Linear(mlp + "gate_up_proj", Role.MLP_GATE_UP, layer, hidden,

@@ -22,24 +22,27 @@ import java.util.OptionalDouble;
  * @param activation           the gated MLP's activation ({@code hidden_act}, Gemma's {@code hidden_activation})
  * @param attentionSoftcap     0, or Gemma 2's {@code attn_logit_softcapping}
  * @param logitSoftcap         0, or Gemma 2's {@code final_logit_softcapping}
+ * @param localRopeTheta       the RoPE base of the sliding layers when they have their own (Gemma 3's
+ *                             {@code rope_local_base_freq}), empty when every layer shares {@code rope_theta}
  */
 public record FamilyOptions(double embeddingMultiplier, double residualMultiplier, OptionalDouble attentionMultiplier,
                             double logitsScaling, List<Integer> positionlessLayers, double partialRotaryFactor,
                             List<Boolean> slidingLayers, GatedMlp.Activation activation, double attentionSoftcap,
-                            double logitSoftcap) {
+                            double logitSoftcap, OptionalDouble localRopeTheta) {
 
     public static final FamilyOptions NONE = new FamilyOptions(1.0, 1.0, OptionalDouble.empty(), 1.0, List.of(), 1.0,
-            List.of(), GatedMlp.Activation.SILU, 0, 0);
+            List.of(), GatedMlp.Activation.SILU, 0, 0, OptionalDouble.empty());
 
     public FamilyOptions {
         Objects.requireNonNull(attentionMultiplier, "attentionMultiplier is null");
         Objects.requireNonNull(activation, "activation is null");
+        Objects.requireNonNull(localRopeTheta, "localRopeTheta is null");
         positionlessLayers = List.copyOf(positionlessLayers);
         slidingLayers = List.copyOf(slidingLayers);
     }
 
     public FamilyOptions withPartialRotaryFactor(double factor) {
         return new FamilyOptions(embeddingMultiplier, residualMultiplier, attentionMultiplier, logitsScaling,
-                positionlessLayers, factor, slidingLayers, activation, attentionSoftcap, logitSoftcap);
+                positionlessLayers, factor, slidingLayers, activation, attentionSoftcap, logitSoftcap, localRopeTheta);
     }
 }

@@ -172,8 +172,13 @@ public record ModelConfig(
             JsonNode ropeParameters = root.get("rope_parameters");
             if (ropeParameters != null && (ropeParameters.has("full_attention")
                     || ropeParameters.has("sliding_attention"))) {
-                throw new UserInputException(source + ": rope_parameters per layer type is not supported for "
-                        + architecture.modelType() + "; its layers share one rotary embedding here");
+                if (!architecture.ropePerLayerType()) {
+                    throw new UserInputException(source + ": rope_parameters per layer type is not supported for "
+                            + architecture.modelType() + "; its layers share one rotary embedding here");
+                }
+                // Gemma 3 in transformers 5: the full-attention layers' entry is the model's RoPE; the sliding
+                // layers' base is read with the family's options (localRopeTheta).
+                ropeParameters = ropeParameters.get("full_attention");
             }
             double ropeTheta = ropeParameters != null && ropeParameters.has("rope_theta")
                     ? ropeParameters.get("rope_theta").asDouble()
@@ -354,6 +359,21 @@ public record ModelConfig(
                 return OptionalDouble.of(rope.get(key).asDouble());
             }
             return optionalNumber(key);
+        }
+
+        /** {@code rope_parameters.sliding_attention.rope_theta} (transformers 5's Gemma 3 layout), empty without it. */
+        OptionalDouble localRopeTheta() {
+            JsonNode rope = root.get("rope_parameters");
+            JsonNode sliding = rope == null ? null : rope.get("sliding_attention");
+            if (sliding == null || !sliding.has("rope_theta")) {
+                return OptionalDouble.empty();
+            }
+            JsonNode type = sliding.get("rope_type");
+            if (type != null && !type.isNull() && !type.asText().equals("default")) {
+                throw new UserInputException(source + ": rope_parameters.sliding_attention rope_type '" + type.asText()
+                        + "' is not supported; the sliding layers here use default RoPE");
+            }
+            return OptionalDouble.of(sliding.get("rope_theta").asDouble());
         }
 
         /** {@code key} as a list of integers, null when absent or null. */

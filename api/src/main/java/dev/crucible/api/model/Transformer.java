@@ -202,6 +202,12 @@ public final class Transformer {
         queries = heads(ops, queries, batch, length, layout.heads(), headDim, headNorms ? weights.queryNorm() : null);
         keys = heads(ops, keys, batch, length, layout.kvHeads(), headDim, headNorms ? weights.keyNorm() : null);
         values = heads(ops, values, batch, length, layout.kvHeads(), headDim, null);
+        if (cos.size(-1) > layout.rotaryDims() && layout.rotaryDims() > 0) {
+            // Several tables side by side (Gemma 3's sliding layers have their own base): this layer's slice.
+            long start = (long) layout.rotaryTable() * layout.rotaryDims();
+            cos = ops.slice(cos, -1, start, start + layout.rotaryDims());
+            sin = ops.slice(sin, -1, start, start + layout.rotaryDims());
+        }
         queries = rotary(ops, queries, cos, sin, layout.rotaryDims());
         keys = rotary(ops, keys, cos, sin, layout.rotaryDims());
 

@@ -27,7 +27,7 @@ class FamilyConfigTest {
                 "embedding_multiplier": 6.0, "residual_multiplier": 0.4, "attention_multiplier": 0.09,
                 "logits_scaling": 4.0""");
         assertEquals(new FamilyOptions(6.0, 0.4, OptionalDouble.of(0.09), 4.0, List.of(), 1.0, List.of(),
-                        dev.crucible.api.model.layout.GatedMlp.Activation.SILU, 0, 0),
+                        dev.crucible.api.model.layout.GatedMlp.Activation.SILU, 0, 0, OptionalDouble.empty()),
                 granite.options());
         assertEquals(6.0, granite.layout().embeddingScale());
         assertEquals(0.25, granite.layout().logitScale());

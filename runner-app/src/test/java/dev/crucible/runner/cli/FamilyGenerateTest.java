@@ -20,7 +20,7 @@ class FamilyGenerateTest {
     private static final Map<String, String> ONE_THREAD = Map.of("CRUCIBLE_THREADS", "1");
 
     @ParameterizedTest
-    @ValueSource(strings = {"tiny-mistral", "tiny-granite", "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2"})
+    @ValueSource(strings = {"tiny-mistral", "tiny-granite", "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3"})
     void generatesTransformersIds(String name) throws Exception {
         Path fixture = Path.of(System.getProperty("crucible.repo.root", ".."), "..", "shared", "fixtures", name)
                 .normalize();

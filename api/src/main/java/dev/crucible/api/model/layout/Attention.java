@@ -20,13 +20,15 @@ import java.util.Objects;
  * @param scale      the factor of the query-key products: {@code 1/sqrt(headDim)} unless the family says otherwise
  * @param rotaryDims how many leading dimensions of each head rotary embeddings rotate: {@code headDim}, fewer with
  *                   partial rotary (Phi-3), 0 for a layer without positions (SmolLM3's NoPE layers)
+ * @param rotaryTable which of the model's rotary tables the layer uses: 0, or 1 for the sliding layers' own base
+ *                   (Gemma 3's {@code rope_local_base_freq})
  * @param softcap    0, or the cap of the attention scores ({@code softcap · tanh(scores / softcap)}, Gemma 2)
  * @param qkv        null unless q, k and v are one projection, rows in that order (Phi-3's {@code qkv_proj}); its
  *                   output is split into the three (views, no copies of the weight)
  */
 public record Attention(Linear query, Linear key, Linear value, Linear output, Norm queryNorm, Norm keyNorm,
                         boolean headNorms, int heads, int kvHeads, int headDim, int window, double scale,
-                        int rotaryDims, double softcap, Linear qkv) implements Block {
+                        int rotaryDims, int rotaryTable, double softcap, Linear qkv) implements Block {
 
     public Attention {
         Objects.requireNonNull(output, "output is null");
