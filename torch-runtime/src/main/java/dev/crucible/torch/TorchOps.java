@@ -243,6 +243,16 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     }
 
     @Override
+    public Tensor tanh(Tensor x) {
+        return wrap(torch.tanh(native_(x)));
+    }
+
+    @Override
+    public Tensor geluTanh(Tensor x) {
+        return wrap(torch.gelu(native_(x), "tanh"));
+    }
+
+    @Override
     public Tensor gatedSilu(Tensor gate, Tensor up) {
         if (kernels != null && takesElementwise(gate) && up.dtype() == gate.dtype() && contiguous(up)
                 && java.util.Arrays.equals(gate.shape(), up.shape())) {
@@ -420,6 +430,35 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         }
         return wrap(torch.scaled_dot_product_attention(native_(q), native_(k), native_(v),
                 new TensorOptional(native_(allowed)), 0.0, false, new DoubleOptional(scale), grouped));
+    }
+
+    /**
+     * Soft-capped attention as transformers' eager path computes it: scores in the query dtype, capped, masked,
+     * softmax in float32 and back; grouped heads by broadcasting {@code [B, Hkv, G, T, D]} against
+     * {@code [B, Hkv, 1, S, D]} rather than copying keys and values per query head.
+     */
+    @Override
+    public Tensor attention(Tensor q, Tensor k, Tensor v, Tensor allowed, double scale, double softcap) {
+        if (softcap == 0) {
+            return attention(q, k, v, allowed, scale);
+        }
+        long batch = q.size(0);
+        long heads = q.size(1);
+        long queries = q.size(2);
+        long width = q.size(3);
+        long kvHeads = k.size(1);
+        long keys = k.size(2);
+        long group = heads / kvHeads;
+        org.bytedeco.pytorch.Tensor q5 = native_(q).reshape(batch, kvHeads, group, queries, width);
+        org.bytedeco.pytorch.Tensor k5 = native_(k).reshape(batch, kvHeads, 1, keys, width);
+        org.bytedeco.pytorch.Tensor v5 = native_(v).reshape(batch, kvHeads, 1, keys, width);
+        org.bytedeco.pytorch.Tensor scores = q5.matmul(k5.transpose(-2, -1)).mul(new Scalar(scale));
+        scores = scores.div(new Scalar(softcap)).tanh().mul(new Scalar(softcap));
+        org.bytedeco.pytorch.Tensor mask = native_(allowed).reshape(native_(allowed).size(0), 1, 1, queries, keys);
+        scores = scores.masked_fill(torch.logical_not(mask), new Scalar(Double.NEGATIVE_INFINITY));
+        org.bytedeco.pytorch.Tensor probabilities = scores.to(ScalarType.Float).softmax(-1)
+                .to(native_(q).scalar_type());
+        return wrap(probabilities.matmul(v5).reshape(batch, heads, queries, width));
     }
 
     @Override

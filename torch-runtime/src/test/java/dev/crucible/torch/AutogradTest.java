@@ -33,7 +33,7 @@ class AutogradTest {
              TensorScope scope = ops.openScope()) {
             TransformerWeights weights = TransformerWeights.bind(fixture.config(), WeightSource.of(checkpoint,
                     name -> new TorchTensor(HostTransfer.toDevice(checkpoint.tensor(name), DType.F32, ops.device()))));
-            LoraLinear value = weights.layers().get(0).value();
+            LoraLinear value = weights.linear("model.layers.0.self_attn.v_proj");
             Tensor a = trainable(ops, 4, 64, 1);
             Tensor b = trainable(ops, 32, 4, 2);
             value.setAdapter(a, b, 0.5);

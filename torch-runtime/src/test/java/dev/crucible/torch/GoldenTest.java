@@ -30,7 +30,8 @@ class GoldenTest {
     private static final TestCpuBackend BACKEND = new TestCpuBackend(1);
 
     @ParameterizedTest
-    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope"})
+    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
+        "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3"})
     void forwardMatchesLogitsAndResidualNorms(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
@@ -55,7 +56,8 @@ class GoldenTest {
 
     /** Left padding must not change a row: the batch reproduces the goldens like the single runs. */
     @ParameterizedTest
-    @ValueSource(strings = {"stories260k", "tiny-qwen3"})
+    @ValueSource(strings = {"stories260k", "tiny-qwen3", "tiny-mistral", "tiny-granite", "tiny-olmo2", "tiny-smollm3",
+        "tiny-phi3", "tiny-gemma2", "tiny-gemma3"})
     void forwardOfALeftPaddedBatchMatchesGoldens(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
@@ -106,7 +108,8 @@ class GoldenTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope"})
+    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
+        "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3"})
     void greedyDecodeReproducesIdsOneAtATimeAndBatched(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());

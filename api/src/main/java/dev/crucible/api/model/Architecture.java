@@ -1,23 +1,323 @@
 package dev.crucible.api.model;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.model.layout.Attention;
+import dev.crucible.api.model.layout.GatedMlp;
+import dev.crucible.api.model.layout.Layer;
+import dev.crucible.api.model.layout.Linear;
+import dev.crucible.api.model.layout.ModelLayout;
+import dev.crucible.api.model.layout.Norm;
+import dev.crucible.api.model.layout.Parameter;
+import dev.crucible.api.model.layout.Residual;
+import dev.crucible.api.model.layout.Role;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
+import java.util.OptionalDouble;
 import java.util.stream.Collectors;
 
 /**
- * The decoder families the one model definition covers, with the facts of each that {@code config.json} does not
- * spell out (transformers hard-codes them in its modeling code).
+ * The decoder families the one model definition covers. Each is one place: what its {@code config.json} means
+ * beyond the keys every family shares (the facts transformers hard-codes in its modeling code), and its
+ * {@link ModelLayout} — its parameters, their roles and the blocks it composes. Everything else (binding, cost,
+ * init-model, LoRA targets, abliteration, exports) derives from the layout. The four families here share the
+ * pre-norm Llama layout ({@link #layout}); a family with other blocks or norms overrides it.
  */
 public enum Architecture {
     /** LlamaForCausalLM: biases only when {@code attention_bias}/{@code mlp_bias} say so. */
-    LLAMA("llama", "LlamaForCausalLM"),
+    LLAMA("llama", "LlamaForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            boolean attention = keys.optionalBoolean("attention_bias", false);
+            return new Biases(attention, attention, keys.optionalBoolean("mlp_bias", false));
+        }
+    },
     /** MistralForCausalLM: Llama's layout without biases; may declare a sliding window. */
-    MISTRAL("mistral", "MistralForCausalLM"),
+    MISTRAL("mistral", "MistralForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return new Biases(false, false, false);
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return keys.window("sliding_window");
+        }
+    },
     /** Qwen2ForCausalLM: q/k/v always carry a bias, o_proj never does. */
-    QWEN2("qwen2", "Qwen2ForCausalLM"),
+    QWEN2("qwen2", "Qwen2ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return new Biases(true, false, false);
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return fullAttentionQwen(keys);
+        }
+    },
     /** Qwen3ForCausalLM: per-head RMSNorm of q and k before RoPE; head_dim defaults to 128. */
-    QWEN3("qwen3", "Qwen3ForCausalLM");
+    QWEN3("qwen3", "Qwen3ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            boolean attention = keys.optionalBoolean("attention_bias", false);
+            return new Biases(attention, attention, false);
+        }
+
+        @Override
+        boolean normalizesQueriesAndKeys() {
+            return true;
+        }
+
+        @Override
+        int defaultHeadDim(int hidden, int heads) {
+            return 128; // Qwen3Config's default, not hidden/heads (transformers' configuration_qwen3)
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return fullAttentionQwen(keys);
+        }
+    },
+    /**
+     * GraniteForCausalLM: Llama's layout with four scalars: embeddings times {@code embedding_multiplier}, each
+     * block's output times {@code residual_multiplier}, {@code attention_multiplier} as the attention scale and the
+     * logits divided by {@code logits_scaling}.
+     */
+    GRANITE("granite", "GraniteForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return LLAMA.biases(keys);
+        }
+
+        @Override
+        FamilyOptions options(ModelConfig.Reader keys, int layers) {
+            return new FamilyOptions(keys.optionalDouble("embedding_multiplier", 1.0),
+                    keys.optionalDouble("residual_multiplier", 1.0),
+                    keys.optionalNumber("attention_multiplier"), keys.optionalDouble("logits_scaling", 1.0),
+                    List.of(), partialRotaryFactor(keys), List.of(), GatedMlp.Activation.SILU, 0, 0,
+                    OptionalDouble.empty());
+        }
+    },
+    /**
+     * Olmo2ForCausalLM: norms after the blocks (post_attention_layernorm on attention's output,
+     * post_feedforward_layernorm on the MLP's, each before its residual add; nothing normed before a block), and
+     * q_norm/k_norm over the whole q and k projections before they are split into heads.
+     */
+    OLMO2("olmo2", "Olmo2ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            boolean attention = keys.optionalBoolean("attention_bias", false);
+            return new Biases(attention, attention, false);
+        }
+
+        @Override
+        boolean normalizesQueriesAndKeys() {
+            return true;
+        }
+
+        @Override
+        boolean normsPerHead() {
+            return false;
+        }
+
+        @Override
+        Norms norms() {
+            return Norms.AFTER;
+        }
+    },
+    /**
+     * Gemma2ForCausalLM: RMSNorm by {@code 1 + weight} in float32, four norms per layer (around attention and
+     * around the MLP), embeddings times {@code sqrt(hidden_size)}, attention scaled by
+     * {@code query_pre_attn_scalar^-0.5} with its scores soft-capped ({@code attn_logit_softcapping}), the sliding
+     * window on the layers {@code layer_types} calls sliding (by default every other one, from the first), a GeGLU MLP
+     * and soft-capped logits ({@code final_logit_softcapping}).
+     */
+    GEMMA2("gemma2", "Gemma2ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            boolean attention = keys.optionalBoolean("attention_bias", false);
+            return new Biases(attention, attention, false);
+        }
+
+        @Override
+        int defaultHeadDim(int hidden, int heads) {
+            return 256; // Gemma2Config's default
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return (int) keys.numberOr("sliding_window", 4096).orElse(0);
+        }
+
+        @Override
+        Norms norms() {
+            return Norms.AROUND;
+        }
+
+        @Override
+        boolean unitOffsetNorms() {
+            return true;
+        }
+
+        @Override
+        boolean tiesEmbeddingsByDefault() {
+            return true;
+        }
+
+        @Override
+        public GatedMlp.Activation activation() {
+            return GatedMlp.Activation.GELU_TANH;
+        }
+
+        @Override
+        FamilyOptions options(ModelConfig.Reader keys, int layers) {
+            return gemmaOptions(keys, layers, 2, 50.0, 30.0, OptionalDouble.empty());
+        }
+    },
+    /**
+     * Gemma3ForCausalLM (the text model, {@code gemma3_text}): Gemma 2 without the soft caps by default, with
+     * per-head q/k norms (1 + weight), {@code sliding_window_pattern} (every N-th layer full, by default 6) or
+     * {@code layer_types}, and the sliding layers' own RoPE base ({@code rope_local_base_freq}, or
+     * {@code rope_parameters.sliding_attention} in transformers 5).
+     */
+    GEMMA3("gemma3_text", "Gemma3ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return GEMMA2.biases(keys);
+        }
+
+        @Override
+        boolean normalizesQueriesAndKeys() {
+            return true;
+        }
+
+        @Override
+        int defaultHeadDim(int hidden, int heads) {
+            return 256; // Gemma3TextConfig's default
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return GEMMA2.slidingWindow(keys);
+        }
+
+        @Override
+        Norms norms() {
+            return Norms.AROUND;
+        }
+
+        @Override
+        boolean unitOffsetNorms() {
+            return true;
+        }
+
+        @Override
+        boolean tiesEmbeddingsByDefault() {
+            return true;
+        }
+
+        @Override
+        boolean ropePerLayerType() {
+            return true;
+        }
+
+        @Override
+        public GatedMlp.Activation activation() {
+            return GatedMlp.Activation.GELU_TANH;
+        }
+
+        @Override
+        FamilyOptions options(ModelConfig.Reader keys, int layers) {
+            int pattern = keys.optionalInt("sliding_window_pattern", 6);
+            OptionalDouble local = keys.localRopeTheta();
+            return gemmaOptions(keys, layers, pattern, 0, 0,
+                    OptionalDouble.of(local.isPresent() ? local.getAsDouble()
+                            : keys.optionalDouble("rope_local_base_freq", 10000.0)));
+        }
+    },
+    /**
+     * Phi3ForCausalLM (Phi-3, Phi-4-mini): q, k and v as one {@code qkv_proj}, gate and up as one
+     * {@code gate_up_proj}, both split after the product; RoPE on the first {@code partial_rotary_factor} of each
+     * head; a {@code sliding_window} on every layer when given; no biases.
+     */
+    PHI3("phi3", "Phi3ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return new Biases(false, false, false);
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return keys.window("sliding_window");
+        }
+
+        @Override
+        boolean fusesProjections() {
+            return true;
+        }
+
+    },
+    /**
+     * SmolLM3ForCausalLM: Llama's layout where {@code no_rope_layers} (a 0 per layer without positions; by default
+     * every {@code no_rope_layer_interval}-th layer) apply no rotary embedding, and, with
+     * {@code use_sliding_window}, a window on the layers {@code layer_types} calls sliding.
+     */
+    SMOLLM3("smollm3", "SmolLM3ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return LLAMA.biases(keys);
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return keys.optionalBoolean("use_sliding_window", false) ? keys.window("sliding_window") : 0;
+        }
+
+        @Override
+        FamilyOptions options(ModelConfig.Reader keys, int layers) {
+            List<Integer> flags = keys.intList("no_rope_layers");
+            if (flags == null) {
+                int interval = keys.optionalInt("no_rope_layer_interval", 4);
+                flags = new ArrayList<>();
+                for (int layer = 0; layer < layers; layer++) {
+                    flags.add((layer + 1) % interval != 0 ? 1 : 0);
+                }
+            }
+            if (flags.size() != layers) {
+                throw new UserInputException(keys.source() + ": no_rope_layers has " + flags.size()
+                        + " entries for " + layers + " layers");
+            }
+            List<Integer> positionless = new ArrayList<>();
+            for (int layer = 0; layer < layers; layer++) {
+                if (flags.get(layer) == 0) {
+                    positionless.add(layer);
+                }
+            }
+            List<Boolean> sliding = List.of();
+            if (slidingWindow(keys) > 0) {
+                List<String> types = keys.layerTypes(layers);
+                sliding = types == null ? positionlessAsSliding(layers, positionless)
+                        : types.stream().map("sliding_attention"::equals).toList();
+            }
+            return new FamilyOptions(1.0, 1.0, OptionalDouble.empty(), 1.0, positionless, partialRotaryFactor(keys),
+                    sliding, GatedMlp.Activation.SILU, 0, 0, OptionalDouble.empty());
+        }
+
+        /** SmolLM3Config's default layer_types: with a window, the NoPE layers slide and the others attend fully. */
+        private static List<Boolean> positionlessAsSliding(int layers, List<Integer> positionless) {
+            List<Boolean> sliding = new ArrayList<>();
+            for (int layer = 0; layer < layers; layer++) {
+                sliding.add(positionless.contains(layer));
+            }
+            return sliding;
+        }
+    };
+
+    /** Which projections carry a bias: q/k/v, o_proj, and the MLP's. */
+    record Biases(boolean qkv, boolean output, boolean mlp) {
+    }
 
     private final String modelType;
     private final String className;
@@ -35,6 +335,190 @@ public enum Architecture {
     /** The transformers class named in {@code architectures}. */
     public String className() {
         return className;
+    }
+
+    /** Which projections carry a bias, as this family reads config.json. */
+    abstract Biases biases(ModelConfig.Reader keys);
+
+    /** Whether attention normalizes each head of queries and keys before RoPE. */
+    boolean normalizesQueriesAndKeys() {
+        return false;
+    }
+
+    /** Whether the q/k norms act on each head (Qwen3) rather than on the whole projection (OLMo 2). */
+    boolean normsPerHead() {
+        return true;
+    }
+
+    /** Where a layer's RMSNorms sit around its two blocks. */
+    enum Norms {
+        /** input_layernorm before attention, post_attention_layernorm before the MLP (Llama). */
+        BEFORE,
+        /** post_attention_layernorm on attention's output, post_feedforward_layernorm on the MLP's (OLMo 2). */
+        AFTER,
+        /** Both: input/post_attention around attention, pre/post_feedforward around the MLP (Gemma). */
+        AROUND
+    }
+
+    Norms norms() {
+        return Norms.BEFORE;
+    }
+
+    /** Whether the RMSNorm weights are stored as offsets from one (Gemma multiplies by {@code 1 + weight}). */
+    boolean unitOffsetNorms() {
+        return false;
+    }
+
+    /** The gated MLP's activation; config.json must name it ({@code hidden_act}/{@code hidden_activation}). */
+    public GatedMlp.Activation activation() {
+        return GatedMlp.Activation.SILU;
+    }
+
+    /** {@code tie_word_embeddings} when config.json leaves it out: transformers' default for the family. */
+    boolean tiesEmbeddingsByDefault() {
+        return false;
+    }
+
+    /** Whether q/k/v and gate/up are stored fused ({@code qkv_proj}, {@code gate_up_proj}), as Phi-3 stores them. */
+    boolean fusesProjections() {
+        return false;
+    }
+
+    /** What the family's own keys say; the default is none of them but the rotary share every family may set. */
+    FamilyOptions options(ModelConfig.Reader keys, int layers) {
+        return FamilyOptions.NONE.withPartialRotaryFactor(partialRotaryFactor(keys));
+    }
+
+    /**
+     * Gemma's keys: the window on the layers {@code layer_types} calls sliding, else on all but every
+     * {@code pattern}-th; the GeGLU activation; embeddings times {@code sqrt(hidden_size)}; the attention scale
+     * {@code query_pre_attn_scalar^-0.5}; the soft caps (their family default when absent, none when null).
+     */
+    private static FamilyOptions gemmaOptions(ModelConfig.Reader keys, int layers, int pattern, double attentionCap,
+                                              double logitCap, OptionalDouble localRopeTheta) {
+        List<String> types = keys.layerTypes(layers);
+        List<Boolean> sliding = new ArrayList<>();
+        for (int layer = 0; layer < layers; layer++) {
+            sliding.add(types == null ? (layer + 1) % pattern != 0 : types.get(layer).equals("sliding_attention"));
+        }
+        String activation = keys.activation(GatedMlp.Activation.GELU_TANH.configName());
+        if (!activation.equals(GatedMlp.Activation.GELU_TANH.configName())) {
+            throw new UserInputException(keys.source() + ": hidden_activation '" + activation
+                    + "' is not supported for Gemma; its MLP here uses gelu_pytorch_tanh");
+        }
+        double scalar = keys.optionalDouble("query_pre_attn_scalar", 256);
+        return new FamilyOptions(Math.sqrt(keys.hiddenSize()), 1.0, OptionalDouble.of(1.0 / Math.sqrt(scalar)), 1.0,
+                List.of(), partialRotaryFactor(keys), sliding, GatedMlp.Activation.GELU_TANH,
+                keys.numberOr("attn_logit_softcapping", attentionCap).orElse(0),
+                keys.numberOr("final_logit_softcapping", logitCap).orElse(0), localRopeTheta);
+    }
+
+    /** Whether transformers 5 may give this family's {@code rope_parameters} per layer type (Gemma 3). */
+    boolean ropePerLayerType() {
+        return false;
+    }
+
+    /**
+     * {@code partial_rotary_factor}, which transformers' rotary initialization reads for every family (Phi-3 sets
+     * it), 1 when absent.
+     */
+    static double partialRotaryFactor(ModelConfig.Reader keys) {
+        double factor = keys.ropeNumber("partial_rotary_factor").orElse(1.0);
+        if (!(factor > 0 && factor <= 1)) {
+            throw new UserInputException(keys.source() + ": partial_rotary_factor must be in (0, 1], got " + factor);
+        }
+        return factor;
+    }
+
+    /** The head width when config.json gives none: what transformers derives for this family. */
+    int defaultHeadDim(int hidden, int heads) {
+        return hidden / heads;
+    }
+
+    /** The attention window in tokens this family reads from config.json, 0 for full attention. */
+    int slidingWindow(ModelConfig.Reader keys) {
+        return 0;
+    }
+
+    private static int fullAttentionQwen(ModelConfig.Reader keys) {
+        if (keys.optionalBoolean("use_sliding_window", false)) {
+            throw new UserInputException(keys.source() + ": use_sliding_window true is not supported; "
+                    + "only full-attention Qwen checkpoints run here");
+        }
+        return 0;
+    }
+
+    /**
+     * The model's layout: the decoder of Llama and the families like it, transformers' names. Each layer is attention
+     * (q, k, v, o; q/k norms where the family has them) then the gated MLP (gate, up, down), each added to the
+     * residual stream after its norm (input_layernorm, post_attention_layernorm) or, in OLMo 2, with its output
+     * normed (post_attention_layernorm, post_feedforward_layernorm).
+     */
+    public ModelLayout layout(ModelConfig config) {
+        FamilyOptions options = config.options();
+        long hidden = config.hiddenSize();
+        int headDim = config.headDim();
+        long queryWidth = (long) config.numHeads() * headDim;
+        long keyValueWidth = (long) config.numKvHeads() * headDim;
+        long intermediate = config.intermediateSize();
+        double attentionScale = options.attentionMultiplier().orElse(1.0 / Math.sqrt(headDim));
+        int rotaryDims = config.rotaryDims();
+        List<Layer> layers = new ArrayList<>();
+        for (int layer = 0; layer < config.numLayers(); layer++) {
+            String prefix = "model.layers." + layer + ".";
+            String attention = prefix + "self_attn.";
+            String mlp = prefix + "mlp.";
+            boolean perHead = normsPerHead();
+            Norm queryNorm = config.qkNorm() ? new Norm(attention + "q_norm.weight", Role.QUERY_NORM, layer,
+                    perHead ? headDim : queryWidth) : null;
+            Norm keyNorm = config.qkNorm() ? new Norm(attention + "k_norm.weight", Role.KEY_NORM, layer,
+                    perHead ? headDim : keyValueWidth) : null;
+            boolean fused = fusesProjections();
+            Linear qkv = fused ? new Linear(attention + "qkv_proj", Role.ATTENTION_QKV, layer, hidden,
+                    queryWidth + 2 * keyValueWidth, config.qkvBias()) : null;
+            Attention attentionBlock = new Attention(
+                    fused ? null : new Linear(attention + "q_proj", Role.ATTENTION_QUERY, layer, hidden, queryWidth,
+                            config.qkvBias()),
+                    fused ? null : new Linear(attention + "k_proj", Role.ATTENTION_KEY, layer, hidden, keyValueWidth,
+                            config.qkvBias()),
+                    fused ? null : new Linear(attention + "v_proj", Role.ATTENTION_VALUE, layer, hidden,
+                            keyValueWidth, config.qkvBias()),
+                    new Linear(attention + "o_proj", Role.ATTENTION_OUTPUT, layer, queryWidth, hidden,
+                            config.outputBias()),
+                    queryNorm, keyNorm, perHead, config.numHeads(), config.numKvHeads(), headDim,
+                    config.windowOf(layer), attentionScale,
+                    options.positionlessLayers().contains(layer) ? 0 : rotaryDims,
+                    options.localRopeTheta().isPresent() && config.windowOf(layer) > 0 ? 1 : 0,
+                    options.attentionSoftcap(), qkv);
+            Linear down = new Linear(mlp + "down_proj", Role.MLP_DOWN, layer, intermediate, hidden, config.mlpBias());
+            GatedMlp mlpBlock = fused
+                    ? GatedMlp.fused(new Linear(mlp + "gate_up_proj", Role.MLP_GATE_UP, layer, hidden,
+                            2 * intermediate, config.mlpBias()), down, options.activation())
+                    : new GatedMlp(
+                            new Linear(mlp + "gate_proj", Role.MLP_GATE, layer, hidden, intermediate, config.mlpBias()),
+                            new Linear(mlp + "up_proj", Role.MLP_UP, layer, hidden, intermediate, config.mlpBias()),
+                            down, null, options.activation());
+            double scale = options.residualMultiplier();
+            Norm input = new Norm(prefix + "input_layernorm.weight", Role.NORM, layer, hidden);
+            Norm postAttention = new Norm(prefix + "post_attention_layernorm.weight", Role.NORM, layer, hidden);
+            Norm preFeedforward = new Norm(prefix + "pre_feedforward_layernorm.weight", Role.NORM, layer, hidden);
+            Norm postFeedforward = new Norm(prefix + "post_feedforward_layernorm.weight", Role.NORM, layer, hidden);
+            layers.add(new Layer(layer, switch (norms()) {
+                case BEFORE -> List.of(new Residual(input, attentionBlock, null, scale),
+                        new Residual(postAttention, mlpBlock, null, scale));
+                case AFTER -> List.of(new Residual(null, attentionBlock, postAttention, scale),
+                        new Residual(null, mlpBlock, postFeedforward, scale));
+                case AROUND -> List.of(new Residual(input, attentionBlock, postAttention, scale),
+                        new Residual(preFeedforward, mlpBlock, postFeedforward, scale));
+            }));
+        }
+        long vocab = config.vocabSize();
+        return new ModelLayout(className,
+                new Parameter("model.embed_tokens.weight", Role.EMBEDDING, -1, new long[] {vocab, hidden}, false),
+                layers, new Norm("model.norm.weight", Role.NORM, -1, hidden),
+                new Parameter("lm_head.weight", Role.OUTPUT_HEAD, -1, new long[] {vocab, hidden}, false),
+                config.tieWordEmbeddings(), options.embeddingMultiplier(), 1.0 / options.logitsScaling(),
+                unitOffsetNorms(), options.logitSoftcap());
     }
 
     /** Architectures named by {@code model_type}; an unknown one is the user's to fix. */

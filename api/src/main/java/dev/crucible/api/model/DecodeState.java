@@ -1,5 +1,9 @@
 package dev.crucible.api.model;
 
+import dev.crucible.api.model.layout.Attention;
+import dev.crucible.api.model.layout.Block;
+import dev.crucible.api.model.layout.Layer;
+import dev.crucible.api.model.layout.ModelLayout;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
@@ -21,14 +25,20 @@ public final class DecodeState implements AutoCloseable {
         this.states = states;
     }
 
-    /** Zeroed keys and values of every layer for {@code batch} rows of {@code capacity} slots. */
-    public static DecodeState allocate(TensorOps ops, ModelConfig config, long batch, long capacity, DType dtype) {
+    /**
+     * Each layer's state zeroed, for {@code batch} rows of {@code capacity} slots: its stateful block's (attention's
+     * keys and values), kept until {@link #close()}.
+     */
+    public static DecodeState allocate(TensorOps ops, ModelLayout layout, long batch, long capacity, DType dtype) {
         List<LayerState> states = new ArrayList<>();
         try (var scope = ops.openScope()) {
-            for (int layer = 0; layer < config.numLayers(); layer++) {
-                states.add(new LayerState.KeyValues(
-                        ops.retain(ops.zeros(dtype, batch, config.numKvHeads(), capacity, config.headDim())),
-                        ops.retain(ops.zeros(dtype, batch, config.numKvHeads(), capacity, config.headDim()))));
+            for (Layer layer : layout.layers()) {
+                states.add(switch (layer.statefulBlock()) {
+                    case Attention attention -> new LayerState.KeyValues(
+                            ops.retain(ops.zeros(dtype, batch, attention.kvHeads(), capacity, attention.headDim())),
+                            ops.retain(ops.zeros(dtype, batch, attention.kvHeads(), capacity, attention.headDim())));
+                    case Block other -> throw new IllegalStateException(other + " carries no state");
+                });
             }
         }
         return new DecodeState(ops, states);

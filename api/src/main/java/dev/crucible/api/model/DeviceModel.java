@@ -1,5 +1,6 @@
 package dev.crucible.api.model;
 
+import dev.crucible.api.model.layout.ModelLayout;
 import dev.crucible.api.tensor.DType;
 import java.util.List;
 
@@ -16,6 +17,11 @@ public interface DeviceModel extends AutoCloseable {
 
     default ModelConfig config() {
         return placed().config();
+    }
+
+    /** The model as its family lays it out: parameters, roles, blocks. */
+    default ModelLayout layout() {
+        return placed().layout();
     }
 
     /** The dtype weights and activations are computed in. */

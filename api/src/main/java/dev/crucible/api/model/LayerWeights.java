@@ -1,40 +1,23 @@
 package dev.crucible.api.model;
 
-import dev.crucible.api.tensor.Tensor;
+import dev.crucible.api.model.layout.Layer;
 import java.util.List;
 import java.util.Objects;
 
-/**
- * One decoder layer's parameters. {@code queryNorm}/{@code keyNorm} are null unless the architecture normalizes
- * queries and keys per head (Qwen3).
- */
-public record LayerWeights(
-        Tensor inputNorm,
-        LoraLinear query,
-        LoraLinear key,
-        LoraLinear value,
-        LoraLinear output,
-        Tensor queryNorm,
-        Tensor keyNorm,
-        Tensor postAttentionNorm,
-        LoraLinear gate,
-        LoraLinear up,
-        LoraLinear down) {
+/** One decoder layer's parameters: its layout and each of its blocks bound, in order. */
+public record LayerWeights(Layer layout, List<BlockWeights> blocks) {
 
     public LayerWeights {
-        Objects.requireNonNull(inputNorm, "inputNorm is null");
-        Objects.requireNonNull(query, "query is null");
-        Objects.requireNonNull(key, "key is null");
-        Objects.requireNonNull(value, "value is null");
-        Objects.requireNonNull(output, "output is null");
-        Objects.requireNonNull(postAttentionNorm, "postAttentionNorm is null");
-        Objects.requireNonNull(gate, "gate is null");
-        Objects.requireNonNull(up, "up is null");
-        Objects.requireNonNull(down, "down is null");
+        Objects.requireNonNull(layout, "layout is null");
+        blocks = List.copyOf(blocks);
+        if (blocks.size() != layout.blocks().size()) {
+            throw new IllegalArgumentException("layer " + layout.index() + ": " + blocks.size() + " bound blocks for "
+                    + layout.blocks().size());
+        }
     }
 
-    /** The seven adaptable projections, attention first. */
+    /** Its adaptable projections in the order the model applies them. */
     public List<LoraLinear> linears() {
-        return List.of(query, key, value, output, gate, up, down);
+        return blocks.stream().flatMap(block -> block.linears().stream()).toList();
     }
 }

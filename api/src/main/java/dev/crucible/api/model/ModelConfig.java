@@ -4,6 +4,8 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.model.layout.GatedMlp;
+import dev.crucible.api.model.layout.ModelLayout;
 import dev.crucible.api.tensor.DType;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -13,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.OptionalDouble;
 import java.util.OptionalInt;
 
 /**
@@ -24,9 +27,10 @@ import java.util.OptionalInt;
  * @param outputBias     o_proj carries a bias (Llama/Qwen3 with {@code attention_bias}; never Qwen2)
  * @param mlpBias        gate/up/down carry a bias (Llama {@code mlp_bias})
  * @param qkNorm         per-head RMSNorm of queries and keys before RoPE (Qwen3)
- * @param slidingWindow  attention window in tokens, 0 for full attention everywhere
+ * @param slidingWindow  attention window in tokens (Mistral's, on every layer), 0 for full attention
  * @param eosTokenIds    every end-of-sequence id (config.json allows a number or a list), possibly empty
  * @param dtype          the checkpoint's declared dtype ({@code torch_dtype}/{@code dtype}), F32 when absent
+ * @param options        what the family's own keys say ({@link FamilyOptions#NONE} for Llama and its like)
  */
 public record ModelConfig(
         Architecture architecture,
@@ -50,7 +54,8 @@ public record ModelConfig(
         OptionalInt bosTokenId,
         List<Integer> eosTokenIds,
         OptionalInt padTokenId,
-        DType dtype) {
+        DType dtype,
+        FamilyOptions options) {
 
     public static final String FILE_NAME = "config.json";
 
@@ -62,6 +67,7 @@ public record ModelConfig(
         Objects.requireNonNull(bosTokenId, "bosTokenId is null");
         Objects.requireNonNull(padTokenId, "padTokenId is null");
         Objects.requireNonNull(dtype, "dtype is null");
+        Objects.requireNonNull(options, "options is null");
         eosTokenIds = List.copyOf(eosTokenIds);
         if (hiddenSize <= 0 || intermediateSize <= 0 || numLayers <= 0 || numHeads <= 0 || numKvHeads <= 0
                 || headDim <= 0 || vocabSize <= 0) {
@@ -84,20 +90,30 @@ public record ModelConfig(
         }
     }
 
-    /**
-     * The longest sequence, prompt and generated tokens together, that runs as the reference implementation runs
-     * it: {@code max_position_embeddings}, or the sliding window when that is smaller, since attention here spans
-     * the whole sequence and a longer one would attend beyond the window where transformers would not.
-     */
+    /** The longest sequence, prompt and generated tokens together: {@code max_position_embeddings}. */
     public long contextLength() {
-        return slidingWindow > 0 ? Math.min(maxPositionEmbeddings, slidingWindow) : maxPositionEmbeddings;
+        return maxPositionEmbeddings;
     }
 
-    /** {@link #contextLength()} for messages: "the model's context of 4,096 tokens" (or its sliding window). */
+    /** {@link #contextLength()} for messages: "the model's context of 4,096 tokens". */
     public String describeContext() {
-        boolean window = slidingWindow > 0 && slidingWindow < maxPositionEmbeddings;
-        return String.format(Locale.ROOT, "the model's %s of %,d tokens", window ? "sliding window" : "context",
-                contextLength()) + (window ? " (sliding-window attention is not supported)" : "");
+        return String.format(Locale.ROOT, "the model's context of %,d tokens", contextLength());
+    }
+
+    /** The attention window of {@code layer} in tokens, 0 when it attends to every earlier token. */
+    public int windowOf(int layer) {
+        List<Boolean> sliding = options.slidingLayers();
+        return sliding.isEmpty() || sliding.get(layer) ? slidingWindow : 0;
+    }
+
+    /** How many leading dimensions of each head rotary embeddings rotate (transformers' {@code int(head_dim · factor)}). */
+    public int rotaryDims() {
+        return (int) (headDim * options.partialRotaryFactor());
+    }
+
+    /** The model as its family lays it out: parameters, their roles, and the blocks of every layer. */
+    public ModelLayout layout() {
+        return architecture.layout(this);
     }
 
     /** Query heads per key/value head. */
@@ -133,8 +149,8 @@ public record ModelConfig(
         return new Reader(root, source).config();
     }
 
-    /** One parse of one file, so every error can name the file. */
-    private record Reader(JsonNode root, String source) {
+    /** One parse of one file, so every error can name the file; families read their own keys through it. */
+    record Reader(JsonNode root, String source) {
 
         ModelConfig config() {
             Architecture architecture = Architecture.fromModelType(requiredText("model_type"));
@@ -143,7 +159,8 @@ public record ModelConfig(
                 Architecture.checkClassName(classes.get(0).asText());
             }
             String activation = optionalText("hidden_act", optionalText("hidden_activation", "silu"));
-            if (!activation.equals("silu") && !activation.equals("swish")) {
+            if (architecture.activation() == GatedMlp.Activation.SILU && !activation.equals("silu")
+                    && !activation.equals("swish")) {
                 throw new UserInputException(source + ": hidden_act '" + activation
                         + "' is not supported; the gated MLP here uses silu");
             }
@@ -151,16 +168,18 @@ public record ModelConfig(
             int heads = requiredInt("num_attention_heads");
             int kvHeads = optionalInt("num_key_value_heads", heads);
             int headDim = headDim(architecture, hidden, heads);
-            boolean attentionBias = optionalBoolean("attention_bias", false);
-            boolean qkvBias = switch (architecture) {
-                case QWEN2 -> true;
-                case MISTRAL -> false;
-                case LLAMA, QWEN3 -> attentionBias;
-            };
-            boolean outputBias = (architecture == Architecture.LLAMA || architecture == Architecture.QWEN3)
-                    && attentionBias;
-            boolean mlpBias = architecture == Architecture.LLAMA && optionalBoolean("mlp_bias", false);
+            Architecture.Biases biases = architecture.biases(this);
             JsonNode ropeParameters = root.get("rope_parameters");
+            if (ropeParameters != null && (ropeParameters.has("full_attention")
+                    || ropeParameters.has("sliding_attention"))) {
+                if (!architecture.ropePerLayerType()) {
+                    throw new UserInputException(source + ": rope_parameters per layer type is not supported for "
+                            + architecture.modelType() + "; its layers share one rotary embedding here");
+                }
+                // Gemma 3 in transformers 5: the full-attention layers' entry is the model's RoPE; the sliding
+                // layers' base is read with the family's options (localRopeTheta).
+                ropeParameters = ropeParameters.get("full_attention");
+            }
             double ropeTheta = ropeParameters != null && ropeParameters.has("rope_theta")
                     ? ropeParameters.get("rope_theta").asDouble()
                     : optionalDouble("rope_theta", 10000.0);
@@ -168,11 +187,14 @@ public record ModelConfig(
             if ((scalingNode == null || scalingNode.isNull()) && ropeParameters != null) {
                 scalingNode = ropeParameters;
             }
+            int intermediate = requiredInt("intermediate_size");
+            int layers = requiredInt("num_hidden_layers");
+            FamilyOptions options = architecture.options(this, layers);
             return new ModelConfig(
                     architecture,
                     hidden,
-                    requiredInt("intermediate_size"),
-                    requiredInt("num_hidden_layers"),
+                    intermediate,
+                    layers,
                     heads,
                     kvHeads,
                     headDim,
@@ -181,16 +203,17 @@ public record ModelConfig(
                     ropeTheta,
                     ropeScaling(scalingNode),
                     optionalLong("max_position_embeddings", 2048),
-                    optionalBoolean("tie_word_embeddings", false),
-                    qkvBias,
-                    outputBias,
-                    mlpBias,
-                    architecture == Architecture.QWEN3,
-                    slidingWindow(architecture),
+                    optionalBoolean("tie_word_embeddings", architecture.tiesEmbeddingsByDefault()),
+                    biases.qkv(),
+                    biases.output(),
+                    biases.mlp(),
+                    architecture.normalizesQueriesAndKeys(),
+                    architecture.slidingWindow(this),
                     optionalTokenId("bos_token_id"),
                     tokenIds("eos_token_id"),
                     optionalTokenId("pad_token_id"),
-                    dtype());
+                    dtype(),
+                    options);
         }
 
         private int headDim(Architecture architecture, int hidden, int heads) {
@@ -198,24 +221,13 @@ public record ModelConfig(
             if (node != null && !node.isNull()) {
                 return asInt("head_dim", node);
             }
-            // Qwen3Config's default is 128, not hidden/heads (transformers' configuration_qwen3).
-            return architecture == Architecture.QWEN3 ? 128 : hidden / heads;
+            return architecture.defaultHeadDim(hidden, heads);
         }
 
-        private int slidingWindow(Architecture architecture) {
-            JsonNode window = root.get("sliding_window");
-            boolean declared = window != null && !window.isNull();
-            return switch (architecture) {
-                case MISTRAL -> declared ? asInt("sliding_window", window) : 0;
-                case QWEN2, QWEN3 -> {
-                    if (optionalBoolean("use_sliding_window", false)) {
-                        throw new UserInputException(source + ": use_sliding_window true is not supported; "
-                                + "only full-attention Qwen checkpoints run here");
-                    }
-                    yield 0;
-                }
-                case LLAMA -> 0;
-            };
+        /** {@code key} as an attention window in tokens, 0 when absent. */
+        int window(String key) {
+            JsonNode window = root.get(key);
+            return window == null || window.isNull() ? 0 : asInt(key, window);
         }
 
         private RopeScaling ropeScaling(JsonNode node) {
@@ -294,7 +306,7 @@ public record ModelConfig(
             return asInt(key, node);
         }
 
-        private int optionalInt(String key, int fallback) {
+        int optionalInt(String key, int fallback) {
             JsonNode node = root.get(key);
             return node == null || node.isNull() ? fallback : asInt(key, node);
         }
@@ -310,7 +322,102 @@ public record ModelConfig(
             return node.asLong();
         }
 
-        private double optionalDouble(String key, double fallback) {
+        int hiddenSize() {
+            return requiredInt("hidden_size");
+        }
+
+        /** The MLP activation's name: {@code hidden_activation} (Gemma's key), else {@code hidden_act}. */
+        String activation(String fallback) {
+            return optionalText("hidden_activation", optionalText("hidden_act", fallback));
+        }
+
+        /** {@code key} as a number: {@code fallback} when absent, empty when null (a feature switched off). */
+        OptionalDouble numberOr(String key, double fallback) {
+            JsonNode node = root.get(key);
+            if (node == null) {
+                return OptionalDouble.of(fallback);
+            }
+            return node.isNull() ? OptionalDouble.empty() : OptionalDouble.of(optionalDouble(key, 0));
+        }
+
+        /** {@code key} as a number, empty when absent or null. */
+        OptionalDouble optionalNumber(String key) {
+            JsonNode node = root.get(key);
+            return node == null || node.isNull() ? OptionalDouble.empty() : OptionalDouble.of(optionalDouble(key, 0));
+        }
+
+        /**
+         * {@code key} of the rotary settings: inside {@code rope_parameters} (transformers 5) or at the top level (the
+         * hub's layout), empty when neither has it.
+         */
+        OptionalDouble ropeNumber(String key) {
+            JsonNode rope = root.get("rope_parameters");
+            if (rope != null && rope.has(key) && !rope.get(key).isNull()) {
+                if (!rope.get(key).isNumber()) {
+                    throw new UserInputException(source + ": rope_parameters." + key + " must be a number");
+                }
+                return OptionalDouble.of(rope.get(key).asDouble());
+            }
+            return optionalNumber(key);
+        }
+
+        /** {@code rope_parameters.sliding_attention.rope_theta} (transformers 5's Gemma 3 layout), empty without it. */
+        OptionalDouble localRopeTheta() {
+            JsonNode rope = root.get("rope_parameters");
+            JsonNode sliding = rope == null ? null : rope.get("sliding_attention");
+            if (sliding == null || !sliding.has("rope_theta")) {
+                return OptionalDouble.empty();
+            }
+            JsonNode type = sliding.get("rope_type");
+            if (type != null && !type.isNull() && !type.asText().equals("default")) {
+                throw new UserInputException(source + ": rope_parameters.sliding_attention rope_type '" + type.asText()
+                        + "' is not supported; the sliding layers here use default RoPE");
+            }
+            return OptionalDouble.of(sliding.get("rope_theta").asDouble());
+        }
+
+        /** {@code key} as a list of integers, null when absent or null. */
+        List<Integer> intList(String key) {
+            JsonNode node = root.get(key);
+            if (node == null || node.isNull()) {
+                return null;
+            }
+            if (!node.isArray()) {
+                throw new UserInputException(source + ": " + key + " must be a list of integers, got " + node);
+            }
+            List<Integer> values = new ArrayList<>();
+            for (JsonNode element : node) {
+                values.add(asInt(key, element));
+            }
+            return values;
+        }
+
+        /**
+         * {@code layer_types}, one of {@code full_attention} or {@code sliding_attention} per layer, null when absent;
+         * any other type is one this definition does not compute, refused by name.
+         */
+        List<String> layerTypes(int layers) {
+            JsonNode node = root.get("layer_types");
+            if (node == null || node.isNull()) {
+                return null;
+            }
+            List<String> types = new ArrayList<>();
+            for (JsonNode element : node) {
+                String type = element.asText();
+                if (!type.equals("full_attention") && !type.equals("sliding_attention")) {
+                    throw new UserInputException(source + ": layer_types entry '" + type + "' is not supported; "
+                            + "supported: full_attention, sliding_attention");
+                }
+                types.add(type);
+            }
+            if (types.size() != layers) {
+                throw new UserInputException(source + ": layer_types has " + types.size() + " entries for "
+                        + layers + " layers");
+            }
+            return types;
+        }
+
+        double optionalDouble(String key, double fallback) {
             JsonNode node = root.get(key);
             if (node == null || node.isNull()) {
                 return fallback;
@@ -329,7 +436,7 @@ public record ModelConfig(
             return node.asDouble();
         }
 
-        private boolean optionalBoolean(String key, boolean fallback) {
+        boolean optionalBoolean(String key, boolean fallback) {
             JsonNode node = root.get(key);
             if (node == null || node.isNull()) {
                 return fallback;

@@ -1,10 +1,14 @@
 package dev.crucible.api.model;
 
+import dev.crucible.api.model.layout.Attention;
+import dev.crucible.api.model.layout.ModelLayout;
+import dev.crucible.api.model.layout.Parameter;
+import dev.crucible.api.model.layout.Role;
 import dev.crucible.api.tensor.DType;
 
 
 /**
- * What one forward step of a decoder costs, counted from its config: bytes of weights that must stream from memory
+ * What one forward step of a decoder costs, counted from its layout: bytes of weights that must stream from memory
  * and floating-point operations (a multiply-add is two). Embedding rows are gathered, not multiplied, so they count
  * as bytes read only for the rows used. Attention is counted causally (the useful work, not what a kernel may
  * compute and mask away).
@@ -24,29 +28,35 @@ import dev.crucible.api.tensor.DType;
 public record ModelCost(long linearParams, long headParams, long normParams, long untiedEmbedding, int elementBytes,
                         long linearBytes, long attentionWidth, long cacheRowBytes, long hidden) {
 
+    /** The cost of {@code config}'s model, from its layout. */
     public static ModelCost of(ModelConfig config, DType dtype) {
-        long hidden = config.hiddenSize();
-        long queryWidth = (long) config.numHeads() * config.headDim();
-        long keyValueWidth = (long) config.numKvHeads() * config.headDim();
-        long intermediate = config.intermediateSize();
-        long perLayer = queryWidth * hidden + 2 * keyValueWidth * hidden + hidden * queryWidth
-                + 3 * intermediate * hidden;
-        if (config.qkvBias()) {
-            perLayer += queryWidth + 2 * keyValueWidth;
+        return of(config.layout(), dtype);
+    }
+
+    /**
+     * Counted from the layout: every block's projections and norms, the head (the embedding when tied), and each
+     * attention block's heads for the per-token attention work and the cache.
+     */
+    public static ModelCost of(ModelLayout layout, DType dtype) {
+        long linear = 0;
+        long norms = 0;
+        for (Parameter parameter : layout.parameters()) {
+            if (parameter.role().isProjection()) {
+                linear += parameter.elementCount();
+            } else if (parameter.role() != Role.EMBEDDING && parameter.role() != Role.OUTPUT_HEAD) {
+                norms += parameter.elementCount();
+            }
         }
-        if (config.outputBias()) {
-            perLayer += hidden;
+        long attentionWidth = 0;
+        long cacheWidth = 0;
+        for (Attention attention : layout.blocks(Attention.class)) {
+            attentionWidth += (long) attention.heads() * attention.headDim();
+            cacheWidth += 2L * attention.kvHeads() * attention.headDim();
         }
-        if (config.mlpBias()) {
-            perLayer += 2 * intermediate + hidden;
-        }
-        long norms = 2 * hidden + (config.qkNorm() ? 2L * config.headDim() : 0);
-        long head = (long) config.vocabSize() * hidden;
+        long head = layout.outputHead().elementCount();
         int bytes = dtype.byteSize();
-        long linear = config.numLayers() * perLayer;
-        return new ModelCost(linear, head, config.numLayers() * norms + hidden,
-                config.tieWordEmbeddings() ? 0 : head, bytes, linear * bytes,
-                (long) config.numLayers() * queryWidth, 2L * config.numLayers() * keyValueWidth * bytes, hidden);
+        return new ModelCost(linear, head, norms, layout.tiedHead() ? 0 : layout.embedding().elementCount(), bytes,
+                linear * bytes, attentionWidth, cacheWidth * bytes, layout.embedding().shape()[1]);
     }
 
     /** Every distinct weight (the tied head once). */

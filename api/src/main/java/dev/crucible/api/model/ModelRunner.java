@@ -251,7 +251,8 @@ public final class ModelRunner implements AutoCloseable {
         }
         float[] firstLogits;
         long[] next;
-        try (DecodeState state = DecodeState.allocate(ops, config, rows, capacity, transformer.computeDtype());
+        try (DecodeState state = DecodeState.allocate(ops, transformer.weights().layout(), rows, capacity,
+                transformer.computeDtype());
              BatchConstants constants = new BatchConstants(capacity, batch)) {
             try (TensorScope scope = ops.openScope()) {
                 Step prefill = step(batch, promptLength, constants.slots(0, promptLength),

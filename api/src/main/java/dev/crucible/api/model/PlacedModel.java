@@ -3,6 +3,8 @@ package dev.crucible.api.model;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.model.layout.ModelLayout;
+import dev.crucible.api.model.layout.Parameter;
 import dev.crucible.api.quant.QuantizedHostTensor;
 import dev.crucible.api.quant.WeightCodec;
 import dev.crucible.api.tensor.DType;
@@ -40,7 +42,8 @@ public final class PlacedModel implements AutoCloseable {
     private final Map<String, Tensor> placed;
     private final Quantized quantized;
     private final Map<String, LoraLinear> linears = new LinkedHashMap<>();
-    private final RotaryEmbedding rotary;
+    /** The model's rotary embeddings: one, or with a local base a second for the sliding layers (Gemma 3). */
+    private final List<RotaryEmbedding> rotaries;
     private Tensor cosTable;
     private Tensor sinTable;
     private int tableLength;
@@ -54,7 +57,10 @@ public final class PlacedModel implements AutoCloseable {
         this.transformer = new Transformer(config, weights);
         this.placed = Collections.unmodifiableMap(placed);
         this.quantized = quantized;
-        this.rotary = new RotaryEmbedding(config);
+        this.rotaries = config.options().localRopeTheta().isPresent()
+                ? List.of(new RotaryEmbedding(config), new RotaryEmbedding(config.rotaryDims(),
+                        config.options().localRopeTheta().getAsDouble(), new RopeScaling.None()))
+                : List.of(new RotaryEmbedding(config));
         for (LoraLinear linear : weights.linears()) {
             linears.put(linear.module(), linear);
         }
@@ -81,7 +87,8 @@ public final class PlacedModel implements AutoCloseable {
             }
 
             @Override
-            public Tensor load(String name) {
+            public Tensor load(Parameter parameter) {
+                String name = parameter.name();
                 Tensor tensor = ops.retain(placement.toDevice(floatingPoint(checkpoint, name), dtype));
                 placed.put(name, tensor);
                 return tensor;
@@ -92,7 +99,8 @@ public final class PlacedModel implements AutoCloseable {
              * quantized from its values (a stored quantized weight's values are what it dequantizes to).
              */
             @Override
-            public QuantizedTensor loadQuantized(String name) {
+            public QuantizedTensor loadQuantized(Parameter parameter) {
+                String name = parameter.name();
                 WeightFormat format = placement.format(name);
                 if (format instanceof WeightFormat.Dense) {
                     return null;
@@ -140,6 +148,11 @@ public final class PlacedModel implements AutoCloseable {
     /** The ops that own this model's tensors. */
     public TensorOps ops() {
         return ops;
+    }
+
+    /** The model as its family lays it out. */
+    public ModelLayout layout() {
+        return transformer.weights().layout();
     }
 
     public Transformer transformer() {
@@ -320,14 +333,34 @@ public final class PlacedModel implements AutoCloseable {
         int length = Math.max(positions, Math.max(2 * tableLength, INITIAL_TABLE_LENGTH));
         DType dtype = dtype();
         try (TensorScope scope = ops.openScope()) {
-            int width = rotary.headDim();
-            Tensor cos = ops.retain(ops.cast(ops.constant(rotary.cosTable(length), length, width), dtype));
-            Tensor sin = ops.retain(ops.cast(ops.constant(rotary.sinTable(length), length, width), dtype));
+            int width = rotaries.stream().mapToInt(RotaryEmbedding::headDim).sum();
+            Tensor cos = ops.retain(ops.cast(ops.constant(sideBySide(length, true), length, width), dtype));
+            Tensor sin = ops.retain(ops.cast(ops.constant(sideBySide(length, false), length, width), dtype));
             releaseTables();
             cosTable = cos;
             sinTable = sin;
         }
         tableLength = length;
+    }
+
+    /** Each position's row of every rotary table, the tables side by side (table 0 first). */
+    private float[] sideBySide(int length, boolean cosine) {
+        if (rotaries.size() == 1) {
+            RotaryEmbedding only = rotaries.getFirst();
+            return cosine ? only.cosTable(length) : only.sinTable(length);
+        }
+        int width = rotaries.stream().mapToInt(RotaryEmbedding::headDim).sum();
+        float[] rows = new float[Math.multiplyExact(length, width)];
+        int offset = 0;
+        for (RotaryEmbedding rotary : rotaries) {
+            int part = rotary.headDim();
+            float[] table = cosine ? rotary.cosTable(length) : rotary.sinTable(length);
+            for (int position = 0; position < length; position++) {
+                System.arraycopy(table, position * part, rows, position * width + offset, part);
+            }
+            offset += part;
+        }
+        return rows;
     }
 
     /** {@code [P, headDim]} cos of every position below {@link #ensureTables}' length, in the compute dtype. */

@@ -13,7 +13,7 @@ public final class RotaryEmbedding {
     private final float[] inverseFrequencies;
 
     public RotaryEmbedding(ModelConfig config) {
-        this(config.headDim(), config.ropeTheta(), config.ropeScaling());
+        this(config.rotaryDims(), config.ropeTheta(), config.ropeScaling());
     }
 
     public RotaryEmbedding(int headDim, double theta, RopeScaling scaling) {

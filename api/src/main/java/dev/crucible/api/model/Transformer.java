@@ -1,28 +1,40 @@
 package dev.crucible.api.model;
 
+import dev.crucible.api.model.BlockWeights.AttentionWeights;
+import dev.crucible.api.model.BlockWeights.MlpWeights;
+import dev.crucible.api.model.layout.Attention;
+import dev.crucible.api.model.layout.ModelLayout;
 import dev.crucible.api.tensor.Comparison;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
 import dev.crucible.api.tensor.TensorScope;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
- * The decoder, written once: Llama, Mistral, Qwen2 and Qwen3 differ only in what {@link ModelConfig} says
- * (biases, per-head q/k norm, head width, rotary scaling). It only calls {@link TensorOps}, so the same code runs
- * eagerly on libtorch and is traced into a static-shape program elsewhere: every shape below follows from the
- * step's input shapes, and nothing reads tensor values.
+ * The decoder, written once: it composes the blocks of a family's {@link ModelLayout} (attention and the gated MLP
+ * today, each on the residual stream with its norms and scale), so the families differ only in their layouts
+ * (biases, q/k norms, norm placement, head width, windows, scalars) and rotary scaling. It only calls
+ * {@link TensorOps}, so the same code runs eagerly on libtorch and is traced into a static-shape program elsewhere:
+ * every shape below follows from the step's input shapes, and nothing reads tensor values.
  *
- * <p>Semantics are transformers' for these architectures: pre-norm residual blocks, rotate_half RoPE applied
- * after the optional q/k norm, grouped-query attention scaled by {@code 1/sqrt(headDim)}, SiLU-gated MLP, final
- * RMSNorm and a linear output head.
+ * <p>Semantics are transformers' for these architectures: residual blocks normed before (or after) the block,
+ * rotate_half RoPE (on all or the leading dimensions of a head, or none) applied after the optional q/k norm,
+ * grouped-query attention scaled by the layout's scale, SiLU-gated MLP, final RMSNorm and a linear output head.
  */
 public final class Transformer {
 
     private final ModelConfig config;
     private final TransformerWeights weights;
+    /** Every attention window of the layout (0 for full attention): each step builds one mask per window. */
+    private final Set<Integer> windows;
 
     public Transformer(ModelConfig config, TransformerWeights weights) {
         this.config = Objects.requireNonNull(config, "config is null");
@@ -31,6 +43,8 @@ public final class Transformer {
             throw new IllegalArgumentException("weights have " + weights.layers().size() + " layers, config "
                     + config.numLayers());
         }
+        this.windows = weights.layout().blocks(Attention.class).stream().map(Attention::window)
+                .collect(Collectors.toCollection(TreeSet::new));
     }
 
     public ModelConfig config() {
@@ -81,14 +95,17 @@ public final class Transformer {
     private Output run(TensorOps ops, Step step, List<LayerState> states, ResidualHook hook) {
         long batch = step.tokens().size(0);
         long length = step.tokens().size(1);
-        int headDim = config.headDim();
-
+        ModelLayout layout = weights.layout();
         Tensor hidden = ops.embedding(weights.embedding(), step.tokens());
+        if (layout.embeddingScale() != 1.0) {
+            hidden = ops.scale(hidden, layout.embeddingScale());
+        }
         hook.residual(0, hidden);
-        // [B, 1, T, headDim]: one rotation per token, shared by every head.
-        Tensor cos = ops.reshape(ops.embedding(step.cosTable(), step.positions()), batch, 1, length, headDim);
-        Tensor sin = ops.reshape(ops.embedding(step.sinTable(), step.positions()), batch, 1, length, headDim);
-        Tensor allowed = attentionMask(ops, step, batch, length);
+        // [B, 1, T, rotaryDims]: one rotation per token, shared by every head.
+        long rotaryDims = step.cosTable().size(1);
+        Tensor cos = ops.reshape(ops.embedding(step.cosTable(), step.positions()), batch, 1, length, rotaryDims);
+        Tensor sin = ops.reshape(ops.embedding(step.sinTable(), step.positions()), batch, 1, length, rotaryDims);
+        Masks masks = Masks.of(ops, step, attentionMask(ops, step, batch, length), windows);
 
         // Each layer runs in its own scope and only its output outlives it: a layer's intermediates (the MLP's
         // [B, T, intermediate] tensors above all) are freed before the next layer starts, so a long prefill holds one
@@ -101,8 +118,8 @@ public final class Transformer {
         for (int layer = 0; layer < layers; layer++) {
             Tensor output;
             try (TensorScope scope = ops.openScope()) {
-                LayerState.KeyValues cache = states == null ? null : (LayerState.KeyValues) states.get(layer);
-                output = ops.retain(decoderLayer(ops, layer, hidden, cos, sin, allowed, step, cache, next));
+                LayerState state = states == null ? null : states.get(layer);
+                output = ops.retain(decoderLayer(ops, layer, hidden, cos, sin, masks, step, state, next));
             }
             if (layer > 0) {
                 ops.release(hidden);
@@ -111,30 +128,88 @@ public final class Transformer {
             hook.residual(layer + 1, hidden);
         }
         Tensor last = step.allPositions() ? hidden : ops.slice(hidden, 1, length - 1, length);
-        Tensor normed = ops.rmsNorm(last, weights.finalNorm(), config.rmsNormEps());
+        Tensor normed = norm(ops, last, weights.finalNorm());
         hook.finalNorm(normed);
         Tensor logits = ops.linear(normed, weights.outputHead(), null);
+        if (layout.logitScale() != 1.0) {
+            logits = ops.scale(logits, layout.logitScale());
+        }
+        if (layout.logitSoftcap() != 0) {
+            double cap = layout.logitSoftcap();
+            logits = ops.scale(ops.tanh(ops.scale(logits, 1.0 / cap)), cap);
+        }
         if (layers > 0) {
             ops.release(hidden);
         }
         return new Output(logits, next);
     }
 
-    /** @param next where the layer's new state goes (at its index), when it has one */
-    private Tensor decoderLayer(TensorOps ops, int index, Tensor hidden, Tensor cos, Tensor sin, Tensor allowed,
-                                Step step, LayerState.KeyValues cache, List<LayerState> next) {
+    /**
+     * The layer's blocks in order, each added to the residual stream after its norm.
+     *
+     * @param state the layer's state (its attention's keys and values), or null for a step without state
+     * @param next  where the layer's new state goes (at its index), when it has one
+     */
+    private Tensor decoderLayer(TensorOps ops, int index, Tensor hidden, Tensor cos, Tensor sin, Masks masks,
+                                Step step, LayerState state, List<LayerState> next) {
         LayerWeights layer = weights.layers().get(index);
-        long batch = hidden.size(0);
-        long length = hidden.size(1);
-        int headDim = config.headDim();
-        double eps = config.rmsNormEps();
+        for (int i = 0; i < layer.blocks().size(); i++) {
+            BlockWeights block = layer.blocks().get(i);
+            Tensor x = block.preNorm() == null ? hidden : norm(ops, hidden, block.preNorm());
+            Tensor y = switch (block) {
+                case AttentionWeights attention -> attention(ops, attention, x, cos, sin,
+                        masks.forWindow(attention.layout().window()), step, (LayerState.KeyValues) state, next, index);
+                case MlpWeights mlp -> mlp(ops, mlp, x);
+            };
+            if (block.postNorm() != null) {
+                y = norm(ops, y, block.postNorm());
+            }
+            double scale = layer.layout().blocks().get(i).scale();
+            hidden = ops.add(hidden, scale == 1.0 ? y : ops.scale(y, scale));
+        }
+        return hidden;
+    }
 
-        Tensor x = ops.rmsNorm(hidden, layer.inputNorm(), eps);
-        Tensor queries = heads(ops, layer.query().apply(ops, x), batch, length, config.numHeads(), layer.queryNorm());
-        Tensor keys = heads(ops, layer.key().apply(ops, x), batch, length, config.numKvHeads(), layer.keyNorm());
-        Tensor values = heads(ops, layer.value().apply(ops, x), batch, length, config.numKvHeads(), null);
-        queries = ops.rotary(queries, cos, sin);
-        keys = ops.rotary(keys, cos, sin);
+    /** Grouped-query attention of {@code x} over this step's keys and, with a cache, the earlier ones. */
+    private Tensor attention(TensorOps ops, AttentionWeights weights, Tensor x, Tensor cos, Tensor sin, Tensor allowed,
+                             Step step, LayerState.KeyValues cache, List<LayerState> next, int index) {
+        Attention layout = weights.layout();
+        long batch = x.size(0);
+        long length = x.size(1);
+        int headDim = layout.headDim();
+        long queryWidth = (long) layout.heads() * headDim;
+        long keyValueWidth = (long) layout.kvHeads() * headDim;
+        Tensor queries;
+        Tensor keys;
+        Tensor values;
+        if (weights.qkv() != null) {
+            // Phi-3: one product, split into q, k and v (rows in that order).
+            Tensor qkv = weights.qkv().apply(ops, x);
+            queries = ops.slice(qkv, -1, 0, queryWidth);
+            keys = ops.slice(qkv, -1, queryWidth, queryWidth + keyValueWidth);
+            values = ops.slice(qkv, -1, queryWidth + keyValueWidth, queryWidth + 2 * keyValueWidth);
+        } else {
+            queries = weights.query().apply(ops, x);
+            keys = weights.key().apply(ops, x);
+            values = weights.value().apply(ops, x);
+        }
+        if (weights.queryNorm() != null && !layout.headNorms()) {
+            // OLMo 2: the norm spans the whole projection, before it is split into heads.
+            queries = norm(ops, queries, weights.queryNorm());
+            keys = norm(ops, keys, weights.keyNorm());
+        }
+        boolean headNorms = layout.headNorms();
+        queries = heads(ops, queries, batch, length, layout.heads(), headDim, headNorms ? weights.queryNorm() : null);
+        keys = heads(ops, keys, batch, length, layout.kvHeads(), headDim, headNorms ? weights.keyNorm() : null);
+        values = heads(ops, values, batch, length, layout.kvHeads(), headDim, null);
+        if (cos.size(-1) > layout.rotaryDims() && layout.rotaryDims() > 0) {
+            // Several tables side by side (Gemma 3's sliding layers have their own base): this layer's slice.
+            long start = (long) layout.rotaryTable() * layout.rotaryDims();
+            cos = ops.slice(cos, -1, start, start + layout.rotaryDims());
+            sin = ops.slice(sin, -1, start, start + layout.rotaryDims());
+        }
+        queries = rotary(ops, queries, cos, sin, layout.rotaryDims());
+        keys = rotary(ops, keys, cos, sin, layout.rotaryDims());
 
         if (cache != null) {
             Tensor allKeys = kept(ops, ops.writeSlots(cache.keys(), 2, step.querySlots(), keys), cache.keys());
@@ -144,13 +219,55 @@ public final class Transformer {
             keys = attended == cache.capacity() ? allKeys : ops.slice(allKeys, 2, 0, attended);
             values = attended == cache.capacity() ? allValues : ops.slice(allValues, 2, 0, attended);
         }
-        Tensor attention = ops.attention(queries, keys, values, allowed, 1.0 / Math.sqrt(headDim));
-        attention = ops.reshape(ops.transpose(attention, 1, 2), batch, length, (long) config.numHeads() * headDim);
-        hidden = ops.add(hidden, layer.output().apply(ops, attention));
+        Tensor attention = ops.attention(queries, keys, values, allowed, layout.scale(), layout.softcap());
+        attention = ops.reshape(ops.transpose(attention, 1, 2), batch, length, (long) layout.heads() * headDim);
+        return weights.output().apply(ops, attention);
+    }
 
-        x = ops.rmsNorm(hidden, layer.postAttentionNorm(), eps);
-        Tensor gated = ops.gatedSilu(layer.gate().apply(ops, x), layer.up().apply(ops, x));
-        return ops.add(hidden, layer.down().apply(ops, gated));
+    /**
+     * RMSNorm with the family's weights: as stored, or {@code 1 + weight} where the layout says the checkpoint keeps
+     * the offset from one (Gemma; the sum is taken per step, so the placed and exported tensor stays the stored one).
+     */
+    private Tensor norm(TensorOps ops, Tensor x, Tensor weight) {
+        if (weights.layout().unitOffsetNorms()) {
+            weight = ops.add(weight, ops.cast(ops.constant(new float[] {1f}, 1), weight.dtype()));
+        }
+        return ops.rmsNorm(x, weight, config.rmsNormEps());
+    }
+
+    /** The gated MLP; a fused gate_up is one product split into gate (first) and up. */
+    private static Tensor mlp(TensorOps ops, MlpWeights weights, Tensor x) {
+        Tensor gate;
+        Tensor up;
+        if (weights.gateUp() != null) {
+            long intermediate = weights.layout().intermediate();
+            Tensor both = weights.gateUp().apply(ops, x);
+            gate = ops.slice(both, -1, 0, intermediate);
+            up = ops.slice(both, -1, intermediate, 2 * intermediate);
+        } else {
+            gate = weights.gate().apply(ops, x);
+            up = weights.up().apply(ops, x);
+        }
+        Tensor activated = switch (weights.layout().activation()) {
+            case SILU -> ops.gatedSilu(gate, up);
+            case GELU_TANH -> ops.gatedGeluTanh(gate, up);
+        };
+        return weights.down().apply(ops, activated);
+    }
+
+    /**
+     * Rotary embeddings on the first {@code dims} dimensions of each head, the rest passed through (partial rotary;
+     * none at all for a layer without positions).
+     */
+    private static Tensor rotary(TensorOps ops, Tensor x, Tensor cos, Tensor sin, int dims) {
+        long width = x.size(-1);
+        if (dims == 0) {
+            return x;
+        }
+        if (dims == width) {
+            return ops.rotary(x, cos, sin);
+        }
+        return ops.concat(List.of(ops.rotary(ops.slice(x, -1, 0, dims), cos, sin), ops.slice(x, -1, dims, width)), -1);
     }
 
     /**
@@ -162,10 +279,11 @@ public final class Transformer {
     }
 
     /** {@code [B, T, H·D]} to {@code [B, H, T, D]}, normalizing each head first when the model does (Qwen3). */
-    private Tensor heads(TensorOps ops, Tensor projected, long batch, long length, int heads, Tensor headNorm) {
-        Tensor split = ops.reshape(projected, batch, length, heads, config.headDim());
+    private Tensor heads(TensorOps ops, Tensor projected, long batch, long length, int heads, int headDim,
+                         Tensor headNorm) {
+        Tensor split = ops.reshape(projected, batch, length, heads, headDim);
         if (headNorm != null) {
-            split = ops.rmsNorm(split, headNorm, config.rmsNormEps());
+            split = norm(ops, split, headNorm);
         }
         return ops.transpose(split, 1, 2);
     }
@@ -184,5 +302,34 @@ public final class Transformer {
         Tensor real = ops.compare(keySlots, padding, Comparison.GREATER_OR_EQUAL);
         Tensor itself = ops.compare(keySlots, querySlots, Comparison.EQUAL);
         return ops.and(causal, ops.or(real, itself));
+    }
+
+    /**
+     * The step's masks, one per attention window of the layout, made before the layers run (in the step's scope,
+     * which outlives every layer's). The full mask is {@link #attentionMask}; a window of W also requires
+     * {@code q - k < W}, i.e. {@code k + W > q}: slots are positions plus the row's padding, so their differences
+     * are distances between tokens.
+     */
+    private record Masks(Tensor full, Map<Integer, Tensor> windowed) {
+
+        static Masks of(TensorOps ops, Step step, Tensor full, Set<Integer> windows) {
+            Map<Integer, Tensor> windowed = new HashMap<>();
+            long keyCount = step.keySlots().size(0);
+            long queryCount = step.querySlots().size(0);
+            for (int window : windows) {
+                if (window > 0) {
+                    Tensor shifted = ops.add(ops.reshape(step.keySlots(), 1, 1, 1, keyCount),
+                            ops.constant(new long[] {window}, 1));
+                    Tensor near = ops.compare(shifted, ops.reshape(step.querySlots(), 1, 1, queryCount, 1),
+                            Comparison.GREATER);
+                    windowed.put(window, ops.and(full, near));
+                }
+            }
+            return new Masks(full, windowed);
+        }
+
+        Tensor forWindow(int window) {
+            return window == 0 ? full : windowed.get(window);
+        }
     }
 }

@@ -3,6 +3,16 @@ package dev.crucible.api.model;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.TensorInfo;
+import dev.crucible.api.model.BlockWeights.AttentionWeights;
+import dev.crucible.api.model.BlockWeights.MlpWeights;
+import dev.crucible.api.model.layout.Attention;
+import dev.crucible.api.model.layout.GatedMlp;
+import dev.crucible.api.model.layout.Layer;
+import dev.crucible.api.model.layout.Linear;
+import dev.crucible.api.model.layout.ModelLayout;
+import dev.crucible.api.model.layout.Norm;
+import dev.crucible.api.model.layout.Parameter;
+import dev.crucible.api.model.layout.Residual;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
@@ -12,33 +22,26 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Every parameter of the decoder, bound by Hugging Face name. With tied embeddings the output head is the
- * embedding tensor itself (one handle, placed once) whether or not the file also stores {@code lm_head.weight}.
+ * Every parameter of the decoder, bound as its {@link ModelLayout} names them. With tied embeddings the output head
+ * is the embedding tensor itself (one handle, placed once) whether or not the file also stores the head.
  */
-public record TransformerWeights(Tensor embedding, List<LayerWeights> layers, Tensor finalNorm, Tensor outputHead) {
-
-    public static final String EMBEDDING = "model.embed_tokens.weight";
-    public static final String FINAL_NORM = "model.norm.weight";
-    public static final String OUTPUT_HEAD = "lm_head.weight";
+public record TransformerWeights(ModelLayout layout, Tensor embedding, List<LayerWeights> layers, Tensor finalNorm,
+                                 Tensor outputHead) {
 
     public TransformerWeights {
+        Objects.requireNonNull(layout, "layout is null");
         Objects.requireNonNull(embedding, "embedding is null");
         Objects.requireNonNull(finalNorm, "finalNorm is null");
         Objects.requireNonNull(outputHead, "outputHead is null");
         layers = List.copyOf(layers);
     }
 
-    /** {@code model.layers.N} */
-    public static String layerPrefix(int layer) {
-        return "model.layers." + layer;
-    }
-
     /**
-     * Loads every parameter {@code config} implies from {@code source}, checking each stored shape against the
-     * config first so a mismatched folder fails with the tensor's name rather than deep inside a matmul.
+     * Loads every parameter {@code config}'s layout implies from {@code source}, checking each stored shape against
+     * the config first so a mismatched folder fails with the tensor's name rather than deep inside a matmul.
      */
     public static TransformerWeights bind(ModelConfig config, WeightSource source) {
-        return new Binder(config, source).bind();
+        return new Binder(config.layout(), source).bind();
     }
 
     /**
@@ -90,74 +93,104 @@ public record TransformerWeights(Tensor embedding, List<LayerWeights> layers, Te
         return layers.stream().flatMap(layer -> layer.linears().stream()).toList();
     }
 
-    private record Binder(ModelConfig config, WeightSource source) {
+    /** The projection named {@code module} as PEFT targets it, e.g. {@code model.layers.0.self_attn.v_proj}. */
+    public LoraLinear linear(String module) {
+        return linears().stream().filter(linear -> linear.module().equals(module)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no adaptable projection named '" + module + "'"));
+    }
+
+    /** Binds in the layout's order: each block's pre-norm, its tensors, its post-norm; the embedding first, the head last. */
+    private record Binder(ModelLayout layout, WeightSource source) {
 
         TransformerWeights bind() {
-            long hidden = config.hiddenSize();
-            Tensor embedding = load(EMBEDDING, config.vocabSize(), hidden);
+            Tensor embedding = load(layout.embedding());
             List<LayerWeights> layers = new ArrayList<>();
-            for (int layer = 0; layer < config.numLayers(); layer++) {
-                layers.add(layer(layer));
+            for (Layer layer : layout.layers()) {
+                List<BlockWeights> blocks = new ArrayList<>();
+                for (Residual residual : layer.blocks()) {
+                    blocks.add(block(residual));
+                }
+                layers.add(new LayerWeights(layer, blocks));
             }
-            Tensor finalNorm = load(FINAL_NORM, hidden);
+            Tensor finalNorm = load(layout.finalNorm());
             Tensor head;
-            if (config.tieWordEmbeddings()) {
+            String headName = layout.outputHead().name();
+            if (layout.tiedHead()) {
                 head = embedding;
-            } else if (source.contains(OUTPUT_HEAD)) {
-                head = load(OUTPUT_HEAD, config.vocabSize(), hidden);
+            } else if (source.contains(headName)) {
+                head = load(layout.outputHead());
             } else {
-                throw new UserInputException("checkpoint has no " + OUTPUT_HEAD + " and config.json says "
+                throw new UserInputException("checkpoint has no " + headName + " and config.json says "
                         + "tie_word_embeddings is false; the folder is incomplete");
             }
-            return new TransformerWeights(embedding, layers, finalNorm, head);
+            return new TransformerWeights(layout, embedding, layers, finalNorm, head);
         }
 
-        private LayerWeights layer(int layer) {
-            String prefix = layerPrefix(layer) + ".";
-            long hidden = config.hiddenSize();
-            long queryWidth = (long) config.numHeads() * config.headDim();
-            long keyValueWidth = (long) config.numKvHeads() * config.headDim();
-            long intermediate = config.intermediateSize();
-            boolean qkvBias = config.qkvBias();
-            boolean mlpBias = config.mlpBias();
-            return new LayerWeights(
-                    load(prefix + "input_layernorm.weight", hidden),
-                    linear(prefix + "self_attn.q_proj", queryWidth, hidden, qkvBias),
-                    linear(prefix + "self_attn.k_proj", keyValueWidth, hidden, qkvBias),
-                    linear(prefix + "self_attn.v_proj", keyValueWidth, hidden, qkvBias),
-                    linear(prefix + "self_attn.o_proj", hidden, queryWidth, config.outputBias()),
-                    config.qkNorm() ? load(prefix + "self_attn.q_norm.weight", config.headDim()) : null,
-                    config.qkNorm() ? load(prefix + "self_attn.k_norm.weight", config.headDim()) : null,
-                    load(prefix + "post_attention_layernorm.weight", hidden),
-                    linear(prefix + "mlp.gate_proj", intermediate, hidden, mlpBias),
-                    linear(prefix + "mlp.up_proj", intermediate, hidden, mlpBias),
-                    linear(prefix + "mlp.down_proj", hidden, intermediate, mlpBias));
+        private BlockWeights block(Residual residual) {
+            Tensor preNorm = residual.preNorm() == null ? null : load(residual.preNorm());
+            BlockWeights block = switch (residual.block()) {
+                case Attention attention -> {
+                    LoraLinear query = optional(attention.query());
+                    LoraLinear key = optional(attention.key());
+                    LoraLinear value = optional(attention.value());
+                    LoraLinear qkv = optional(attention.qkv());
+                    LoraLinear output = linear(attention.output());
+                    Tensor queryNorm = attention.queryNorm() == null ? null : load(attention.queryNorm());
+                    Tensor keyNorm = attention.keyNorm() == null ? null : load(attention.keyNorm());
+                    Tensor postNorm = postNorm(residual);
+                    yield new AttentionWeights(attention, preNorm, postNorm, query, key, value, qkv, output,
+                            queryNorm, keyNorm);
+                }
+                case GatedMlp mlp -> {
+                    LoraLinear gate = optional(mlp.gate());
+                    LoraLinear up = optional(mlp.up());
+                    LoraLinear gateUp = optional(mlp.gateUp());
+                    LoraLinear down = linear(mlp.down());
+                    yield new MlpWeights(mlp, preNorm, postNorm(residual), gate, up, gateUp, down);
+                }
+            };
+            return block;
         }
 
-        private LoraLinear linear(String module, long out, long in, boolean bias) {
-            String name = module + ".weight";
-            check(name, out, in);
-            QuantizedTensor quantized = source.loadQuantized(name);
-            Tensor weight = quantized == null ? source.load(name) : null;
-            Tensor biasTensor = bias ? load(module + ".bias", out) : null;
-            return quantized == null ? new LoraLinear(module, weight, biasTensor)
-                    : new LoraLinear(module, quantized, biasTensor);
+        /** A projection the layout may leave out (q/k/v when fused, or the fused one when not). */
+        private LoraLinear optional(Linear linear) {
+            return linear == null ? null : linear(linear);
         }
 
-        private Tensor load(String name, long... expected) {
-            check(name, expected);
-            return source.load(name);
+        /** Bound after the block's own tensors, the layout's order ({@link Residual#parameters()}). */
+        private Tensor postNorm(Residual residual) {
+            return residual.postNorm() == null ? null : load(residual.postNorm());
         }
 
-        private void check(String name, long... expected) {
+        private LoraLinear linear(Linear linear) {
+            Parameter weightParameter = linear.weight();
+            check(weightParameter);
+            QuantizedTensor quantized = source.loadQuantized(weightParameter);
+            Tensor weight = quantized == null ? source.load(weightParameter) : null;
+            Tensor bias = linear.biasParameter().map(this::load).orElse(null);
+            return quantized == null ? new LoraLinear(linear.module(), weight, bias)
+                    : new LoraLinear(linear.module(), quantized, bias);
+        }
+
+        private Tensor load(Norm norm) {
+            return load(norm.parameter());
+        }
+
+        private Tensor load(Parameter parameter) {
+            check(parameter);
+            return source.load(parameter);
+        }
+
+        private void check(Parameter parameter) {
+            String name = parameter.name();
             if (!source.contains(name)) {
-                throw new UserInputException("checkpoint has no tensor " + name + ", which a "
-                        + config.architecture().className() + " with this config.json needs");
+                throw new UserInputException("checkpoint has no tensor " + name + ", which a " + layout.family()
+                        + " with this config.json needs");
             }
             long[] stored = source.shape(name);
-            if (!Arrays.equals(stored, expected)) {
+            if (!Arrays.equals(stored, parameter.shape())) {
                 throw new UserInputException("checkpoint tensor " + name + " has shape " + Arrays.toString(stored)
-                        + " but config.json implies " + Arrays.toString(expected));
+                        + " but config.json implies " + Arrays.toString(parameter.shape()));
             }
         }
     }

@@ -1,6 +1,7 @@
 package dev.crucible.api.model;
 
 import dev.crucible.api.io.Checkpoint;
+import dev.crucible.api.model.layout.Parameter;
 import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
 import java.util.function.Function;
@@ -13,14 +14,14 @@ public interface WeightSource {
     /** The shape of {@code name} as stored, without placing it. */
     long[] shape(String name);
 
-    /** {@code name} placed where the backend computes, in its compute dtype. */
-    Tensor load(String name);
+    /** {@code parameter} placed where the backend computes, in its compute dtype. */
+    Tensor load(Parameter parameter);
 
     /**
-     * The projection weight {@code name} placed quantized, or null when it is placed dense by {@link #load}
+     * The projection weight {@code parameter} placed quantized, or null when it is placed dense by {@link #load}
      * (the default).
      */
-    default QuantizedTensor loadQuantized(String name) {
+    default QuantizedTensor loadQuantized(Parameter parameter) {
         return null;
     }
 
@@ -38,8 +39,8 @@ public interface WeightSource {
             }
 
             @Override
-            public Tensor load(String name) {
-                return place.apply(name);
+            public Tensor load(Parameter parameter) {
+                return place.apply(parameter.name());
             }
         };
     }

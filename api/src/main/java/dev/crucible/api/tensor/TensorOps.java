@@ -95,6 +95,25 @@ public interface TensorOps {
     /** {@code x * sigmoid(x)}. */
     Tensor silu(Tensor x);
 
+    /** The hyperbolic tangent, elementwise (soft-capping, the tanh-approximated GELU). */
+    Tensor tanh(Tensor x);
+
+    /**
+     * GELU in its tanh approximation, {@code 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³)))} (transformers'
+     * {@code gelu_pytorch_tanh}). The default composes the other ops; a backend may have it as one kernel.
+     */
+    default Tensor geluTanh(Tensor x) {
+        Tensor cube = mul(mul(x, x), x);
+        Tensor inner = scale(add(x, scale(cube, 0.044715)), Math.sqrt(2.0 / Math.PI));
+        Tensor one = cast(constant(new float[] {1f}, 1), x.dtype());
+        return mul(scale(x, 0.5), add(tanh(inner), one));
+    }
+
+    /** {@code geluTanh(gate) · up}: the GeGLU MLP's activation (Gemma). */
+    default Tensor gatedGeluTanh(Tensor gate, Tensor up) {
+        return mul(geluTanh(gate), up);
+    }
+
     /**
      * {@code silu(gate) · up}, the gated MLP's activation, each result in the compute dtype as the two separate ops
      * give it. The default composes them; a backend may fuse it.
@@ -182,6 +201,19 @@ public interface TensorOps {
      * allow at least one key. Returns {@code softmax(q·kᵀ·scale, masked) · v}, shape {@code [B, Hq, T, D]}.
      */
     Tensor attention(Tensor q, Tensor k, Tensor v, Tensor allowed, double scale);
+
+    /**
+     * {@link #attention} with the scores soft-capped before the mask, {@code softcap · tanh(q·kᵀ·scale / softcap)}
+     * (Gemma 2's {@code attn_logit_softcapping}); {@code softcap} 0 is plain attention. The default has no capped
+     * form: a backend that computes it overrides this, one that does not refuses such a model by name here.
+     */
+    default Tensor attention(Tensor q, Tensor k, Tensor v, Tensor allowed, double scale, double softcap) {
+        if (softcap == 0) {
+            return attention(q, k, v, allowed, scale);
+        }
+        throw new UnsupportedOperationException(getClass().getSimpleName()
+                + " has no soft-capped attention (attn_logit_softcapping)");
+    }
 
     /**
      * {@code target} with the entries at {@code index} (I64, one per slice) along {@code dim} replaced by

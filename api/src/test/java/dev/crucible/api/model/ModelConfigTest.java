@@ -88,7 +88,7 @@ class ModelConfigTest {
     void unsupportedModelTypeNamesItselfAndTheSupportedList() {
         UserInputException error = assertThrows(UserInputException.class, () -> ModelConfig.parse("""
                 {"model_type": "gpt2", "hidden_size": 64}""", "config.json"));
-        assertEquals("model_type 'gpt2' is not supported; supported: llama, mistral, qwen2, qwen3", error.getMessage());
+        assertEquals("model_type 'gpt2' is not supported; supported: llama, mistral, qwen2, qwen3, granite, olmo2, gemma2, gemma3_text, phi3, smollm3", error.getMessage());
     }
 
     @Test
@@ -120,14 +120,14 @@ class ModelConfigTest {
     }
 
     @Test
-    void theContextIsMaxPositionEmbeddingsOrASmallerSlidingWindow() {
+    void theContextIsMaxPositionEmbeddingsAlsoWithASlidingWindow() {
         ModelConfig llama = ModelConfig.read(ModelFixtures.fixture("stories260k"));
         assertEquals(512, llama.contextLength());
         assertEquals("the model's context of 512 tokens", llama.describeContext());
         ModelConfig mistral = ModelConfig.read(ModelFixtures.fixture("tiny-mistral"));
-        assertEquals(8, mistral.contextLength(), "sliding_window 8 under max_position_embeddings 512");
-        assertEquals("the model's sliding window of 8 tokens (sliding-window attention is not supported)",
-                mistral.describeContext());
+        assertEquals(8, mistral.slidingWindow());
+        assertEquals(512, mistral.contextLength(), "sliding_window 8 limits what a token sees, not the sequence");
+        assertEquals("the model's context of 512 tokens", mistral.describeContext());
         ModelConfig qwen = ModelConfig.read(ModelFixtures.fixture("tiny-qwen2"));
         assertEquals(512, qwen.contextLength(), "use_sliding_window false: Qwen's sliding_window is not used");
     }

@@ -214,6 +214,11 @@ public final class RecordingOps implements TensorOps {
     }
 
     @Override
+    public Tensor tanh(Tensor x) {
+        return record("tanh", shape(x.dtype(), x.shape()), x);
+    }
+
+    @Override
     public Tensor linear(Tensor x, Tensor weight, Tensor bias) {
         long[] in = x.shape();
         long[] w = weight.shape();
@@ -281,6 +286,11 @@ public final class RecordingOps implements TensorOps {
     public Tensor or(Tensor a, Tensor b) {
         check(a.dtype() == DType.BOOL && b.dtype() == DType.BOOL, "or of " + a + ", " + b);
         return record("or", shape(DType.BOOL, broadcast(a, b)), a, b);
+    }
+
+    @Override
+    public Tensor attention(Tensor q, Tensor k, Tensor v, Tensor allowed, double scale, double softcap) {
+        return attention(q, k, v, allowed, scale);
     }
 
     @Override

@@ -4,8 +4,10 @@ import dev.crucible.api.io.HostTensor;
 import dev.crucible.api.model.Activations;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ForwardRequest;
-import dev.crucible.api.model.LinearModule;
 import dev.crucible.api.model.LoraFactors;
+import dev.crucible.api.model.layout.Linear;
+import dev.crucible.api.model.layout.ModelLayout;
+import dev.crucible.api.model.layout.Role;
 import dev.crucible.api.scoring.PromptSet;
 import dev.crucible.api.scoring.ScoringContext;
 import dev.crucible.api.tensor.DType;
@@ -68,7 +70,7 @@ public final class Abliterator {
     }
 
     /** A weight the edit may touch, in float32 with its row norms, read from the checkpoint once per run. */
-    private record EditableWeight(LinearModule module, float[] values, float[] rowNorms) { }
+    private record EditableWeight(Linear linear, float[] values, float[] rowNorms) { }
 
     /**
      * Encodes the four prompt sets, each prompt plus the response length checked against the model's context
@@ -124,13 +126,11 @@ public final class Abliterator {
             directions = RefusalDirections.compute(bad, good, options.winsorizationQuantile(), options.orthogonalize());
             timings.add("directions", System.nanoTime() - start);
         }
-        for (LinearModule module : session.model().linearModules()) {
-            if (isEdited(module.name())) {
-                // On a quantized model the edit starts from the rows the model computes with: the dequantized ones.
-                float[] values = session.weightValues(module.name() + ".weight");
-                weights.put(module.name(), new EditableWeight(module, values,
-                        AblationAdapter.rowNorms(values, (int) module.outFeatures(), (int) module.inFeatures())));
-            }
+        for (Linear linear : session.model().layout().residualWriters()) {
+            // On a quantized model the edit starts from the rows the model computes with: the dequantized ones.
+            float[] values = session.weightValues(linear.weight().name());
+            weights.put(linear.module(), new EditableWeight(linear, values,
+                    AblationAdapter.rowNorms(values, (int) linear.out(), (int) linear.in())));
         }
         session.model().zeroAdapters();
         base = outputs(null);
@@ -164,9 +164,17 @@ public final class Abliterator {
         base.freeze();
     }
 
-    /** The components the method edits: attention output and MLP down projections (experts' included). */
-    static boolean isEdited(String module) {
-        return module.endsWith(".self_attn.o_proj") || module.endsWith(".down_proj");
+    /**
+     * The weight profile of an edited component: the method edits every projection that writes into the residual
+     * stream ({@link ModelLayout#residualWriters()}), attention's output with the attention profile and the MLP's
+     * down projection with the MLP one.
+     */
+    private static AblationParameters.WeightProfile profile(AblationParameters parameters, Role role) {
+        return switch (role) {
+            case ATTENTION_OUTPUT -> parameters.attention();
+            case MLP_DOWN -> parameters.mlp();
+            default -> throw new IllegalArgumentException(role + " does not write into the residual stream");
+        };
     }
 
     public RefusalDirections directions() {
@@ -201,17 +209,16 @@ public final class Abliterator {
     public Map<String, LoraFactors> adapters(AblationParameters parameters) {
         Map<String, LoraFactors> out = new LinkedHashMap<>();
         for (EditableWeight weight : weights.values()) {
-            String name = weight.module().name();
-            int layer = layerOf(name);
-            AblationParameters.WeightProfile profile = name.endsWith(".self_attn.o_proj") ? parameters.attention() : parameters.mlp();
-            OptionalDouble strength = profile.weightAt(layer);
+            String name = weight.linear().module();
+            int layer = weight.linear().layer();
+            OptionalDouble strength = profile(parameters, weight.linear().role()).weightAt(layer);
             if (strength.isEmpty()) {
                 continue;
             }
             float[] v = parameters.perLayerScope() ? directions.at(Math.min(layer + 1, directions.count() - 1))
                     : directions.interpolated(parameters.directionIndex());
-            int outFeatures = (int) weight.module().outFeatures();
-            int inFeatures = (int) weight.module().inFeatures();
+            int outFeatures = (int) weight.linear().out();
+            int inFeatures = (int) weight.linear().in();
             AblationAdapter.Factors f = AblationAdapter.compute(options.rowNormalization(), weight.values(), weight.rowNorms(),
                     outFeatures, inFeatures, v, strength.getAsDouble(), options.loraRank(), options.seed() ^ name.hashCode());
             out.put(name, new LoraFactors(host(name + ".lora_A", f.a(), f.rank(), inFeatures),
@@ -222,16 +229,6 @@ public final class Abliterator {
 
     private static HostTensor host(String name, float[] values, long rows, long cols) {
         return new HostTensor(name, DType.F32, new long[] {rows, cols}, MemorySegment.ofArray(values));
-    }
-
-    static int layerOf(String module) {
-        String[] parts = module.split("\\.");
-        for (int i = 0; i + 1 < parts.length; i++) {
-            if (parts[i].equals("layers")) {
-                return Integer.parseInt(parts[i + 1]);
-            }
-        }
-        throw new IllegalArgumentException("not a layer module: " + module);
     }
 
     /**

@@ -5,7 +5,7 @@ import dev.crucible.api.io.HostTensor;
 import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.model.MergedWeights;
-import dev.crucible.api.model.TransformerWeights;
+import dev.crucible.api.model.layout.ModelLayout;
 import dev.crucible.runner.session.ModelSession;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,16 +58,16 @@ public interface ExportWeights {
 
     /**
      * The base's tensors with trained float32 values in place of those of the same name, rounded to each one's
-     * stored dtype; a head stored although it is tied to the embedding takes the trained embedding.
+     * stored dtype; a head stored although {@code layout} ties it to the embedding takes the trained embedding.
      */
-    static ExportWeights replacing(Checkpoint base, Map<String, HostTensor> trained) {
+    static ExportWeights replacing(Checkpoint base, ModelLayout layout, Map<String, HostTensor> trained) {
         return () -> {
             List<WritableTensor> tensors = new ArrayList<>();
             for (String name : base.names()) {
                 HostTensor stored = base.tensor(name);
                 HostTensor value = trained.get(name);
-                if (value == null && name.equals(TransformerWeights.OUTPUT_HEAD)) {
-                    value = trained.get(TransformerWeights.EMBEDDING);
+                if (value == null && layout.tiedHead() && name.equals(layout.outputHead().name())) {
+                    value = trained.get(layout.embedding().name());
                 }
                 tensors.add(value == null ? WritableTensor.of(stored)
                         : WritableTensor.ofFloats(name, stored.dtype(), stored.shape(), value.toFloatArray()));

@@ -6,6 +6,7 @@ import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.HostTensor;
 import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.model.layout.ModelLayout;
 import dev.crucible.api.train.TrainerState;
 import dev.crucible.huggingface.hub.ModelLocator;
 import dev.crucible.runner.export.BaseFiles;
@@ -57,7 +58,7 @@ public final class FinetuneOutput {
                                   Checkpoint checkpoint, Map<String, HostTensor> trained, Map<String, Object> meta,
                                   Optional<StateToSave> state) {
         new SafetensorsFolderWriter(MAX_SHARD_BYTES).write(new ExportedModel(base, config, BaseFiles.of(base.folder()),
-                Optional.of(ExportWeights.replacing(checkpoint, trained)), Optional.empty(), Optional.empty(),
+                Optional.of(ExportWeights.replacing(checkpoint, config.layout(), trained)), Optional.empty(), Optional.empty(),
                 folder -> writeMetaAndState(folder, meta, state)), out, force);
     }
 
@@ -97,14 +98,11 @@ public final class FinetuneOutput {
      * What {@link #writeAdapter} will write, known before training: float32 A and B of every adapted projection and
      * the files beside them, the tokenizer's counted at their size (a tokenizer.json can take 10 MB).
      */
-    public static long adapterBytes(Checkpoint base, List<String> modules, int rank, Path baseModel) {
+    public static long adapterBytes(ModelLayout layout, List<String> modules, int rank, Path baseModel) {
         long tensors = 0;
         for (String module : modules) {
-            String weight = module + ".weight";
-            if (base.names().contains(weight)) {
-                long[] shape = base.info(weight).shape();
-                tensors += (long) Float.BYTES * rank * (shape[0] + shape[1]);
-            }
+            tensors += layout.linear(module).map(linear -> (long) Float.BYTES * rank * (linear.in() + linear.out()))
+                    .orElse(0L);
         }
         long tokenizer = 0;
         for (String name : TOKENIZER_FILES) {

@@ -9,7 +9,7 @@ import dev.crucible.api.backend.HardwareBackend;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ModelCost;
-import dev.crucible.api.model.TransformerWeights;
+import dev.crucible.api.model.layout.Linear;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.train.LoraSettings;
 import dev.crucible.api.train.OptimizerSettings;
@@ -60,8 +60,6 @@ public final class FinetuneRun {
     /** Exit status of a run stopped by Ctrl+C (after saving), as shells report SIGINT. */
     public static final int EXIT_INTERRUPTED = 130;
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String[] PROJECTIONS = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-        "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"};
 
     private final Host host;
     private final FinetuneSettings settings;
@@ -159,7 +157,7 @@ public final class FinetuneRun {
             OptimizerSettings optimizer = OptimizerSettings.defaults().withWeightDecay(settings.weightDecay())
                     .withMaxGradNorm(settings.maxGradNorm());
             long outputBytes = method.trainsAdapters()
-                    ? FinetuneOutput.adapterBytes(checkpoint, targets.modules(), settings.rank(), modelDir)
+                    ? FinetuneOutput.adapterBytes(config.layout(), targets.modules(), settings.rank(), modelDir)
                     : modelFolderBytes(modelDir);
             save.checkSpace(outputBytes);
             String fingerprint = fingerprint(modelDir, checkpoint);
@@ -392,15 +390,9 @@ public final class FinetuneRun {
         return files.exportBytes();
     }
 
-    /** Every adaptable projection's full name, layer by layer, as {@link TransformerWeights} binds them. */
+    /** Every adaptable projection's full name, layer by layer, as the model's layout has them. */
     static List<String> projections(ModelConfig config) {
-        List<String> names = new ArrayList<>();
-        for (int layer = 0; layer < config.numLayers(); layer++) {
-            for (String projection : PROJECTIONS) {
-                names.add(TransformerWeights.layerPrefix(layer) + "." + projection);
-            }
-        }
-        return names;
+        return config.layout().linears().stream().map(Linear::module).toList();
     }
 
     private static String dataLine(ExampleEncoder.Result data) {

@@ -9,6 +9,8 @@ import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.Architecture;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ModelCost;
+import dev.crucible.api.model.layout.Parameter;
+import dev.crucible.api.model.layout.Role;
 import dev.crucible.api.tensor.DType;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -100,7 +102,7 @@ public final class ModelInitializer {
         c.put("head_dim", spec.headDim());
         c.put("vocab_size", spec.vocabSize());
         c.put("max_position_embeddings", spec.maxPositionEmbeddings());
-        c.put("hidden_act", "silu");
+        c.put("hidden_act", spec.architecture().activation().configName());
         c.put("rms_norm_eps", 1e-6);
         c.put("rope_theta", spec.ropeTheta());
         c.put("rope_scaling", null);
@@ -123,75 +125,68 @@ public final class ModelInitializer {
         return c;
     }
 
-    /** Every tensor with transformers' names, in transformers' order. */
+    /** Every tensor of the spec's layout under transformers' names: norms start at one, everything else random. */
     static List<WritableTensor> tensors(Spec s) {
         List<WritableTensor> out = new ArrayList<>();
-        int q = s.numHeads() * s.headDim();
-        int kv = s.numKvHeads() * s.headDim();
-        boolean qkvBias = s.architecture() == Architecture.QWEN2;
-        out.add(random(s, "model.embed_tokens.weight", s.vocabSize(), s.hiddenSize()));
-        for (int layer = 0; layer < s.numLayers(); layer++) {
-            String p = "model.layers." + layer + ".";
-            out.add(ones(s, p + "input_layernorm.weight", s.hiddenSize()));
-            out.add(random(s, p + "self_attn.q_proj.weight", q, s.hiddenSize()));
-            out.add(random(s, p + "self_attn.k_proj.weight", kv, s.hiddenSize()));
-            out.add(random(s, p + "self_attn.v_proj.weight", kv, s.hiddenSize()));
-            if (qkvBias) {
-                out.add(random(s, p + "self_attn.q_proj.bias", q));
-                out.add(random(s, p + "self_attn.k_proj.bias", kv));
-                out.add(random(s, p + "self_attn.v_proj.bias", kv));
-            }
-            out.add(random(s, p + "self_attn.o_proj.weight", s.hiddenSize(), q));
-            if (s.architecture() == Architecture.QWEN3) {
-                out.add(ones(s, p + "self_attn.q_norm.weight", s.headDim()));
-                out.add(ones(s, p + "self_attn.k_norm.weight", s.headDim()));
-            }
-            out.add(ones(s, p + "post_attention_layernorm.weight", s.hiddenSize()));
-            out.add(random(s, p + "mlp.gate_proj.weight", s.intermediateSize(), s.hiddenSize()));
-            out.add(random(s, p + "mlp.up_proj.weight", s.intermediateSize(), s.hiddenSize()));
-            out.add(random(s, p + "mlp.down_proj.weight", s.hiddenSize(), s.intermediateSize()));
-        }
-        out.add(ones(s, "model.norm.weight", s.hiddenSize()));
-        if (!s.tieWordEmbeddings()) {
-            out.add(random(s, "lm_head.weight", s.vocabSize(), s.hiddenSize()));
+        for (Parameter parameter : writeOrder(specConfig(s).layout().parameters())) {
+            boolean norm = parameter.role() == Role.NORM || parameter.role() == Role.QUERY_NORM
+                    || parameter.role() == Role.KEY_NORM;
+            out.add(norm ? ones(s, parameter) : random(s, parameter));
         }
         return out;
     }
 
+    /**
+     * The layout's order, except that the biases of q, k and v follow the three weights together: the order this
+     * writer has always used, which the bytes of every folder it writes (the demo model's among them) depend on.
+     */
+    static List<Parameter> writeOrder(List<Parameter> parameters) {
+        List<Parameter> ordered = new ArrayList<>();
+        List<Parameter> inputBiases = new ArrayList<>();
+        for (Parameter parameter : parameters) {
+            boolean input = parameter.role() == Role.ATTENTION_QUERY || parameter.role() == Role.ATTENTION_KEY
+                    || parameter.role() == Role.ATTENTION_VALUE;
+            if (input && parameter.bias()) {
+                inputBiases.add(parameter);
+                continue;
+            }
+            if (!input) {
+                ordered.addAll(inputBiases);
+                inputBiases.clear();
+            }
+            ordered.add(parameter);
+        }
+        ordered.addAll(inputBiases);
+        return ordered;
+    }
+
     /** Parameters the folder will hold (tied heads counted once), counted from the config.json it will carry. */
     public static long parameterCount(Spec s) {
+        return ModelCost.of(specConfig(s), s.dtype()).parameters();
+    }
+
+    /** The config.json the folder will carry, parsed as every command reads it. */
+    private static ModelConfig specConfig(Spec s) {
         try {
-            return ModelCost.of(ModelConfig.parse(JSON.writeValueAsString(config(s)), "the spec's config.json"), s.dtype())
-                    .parameters();
+            return ModelConfig.parse(JSON.writeValueAsString(config(s)), "the spec's config.json");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    private static WritableTensor random(Spec s, String name, int... shape) {
-        long count = 1;
-        for (int d : shape) {
-            count *= d;
-        }
-        float[] values = new float[Math.toIntExact(count)];
+    private static WritableTensor random(Spec s, Parameter parameter) {
+        String name = parameter.name();
+        float[] values = new float[Math.toIntExact(parameter.elementCount())];
         SplittableRandom random = new SplittableRandom(s.seed() * 0x9E3779B97F4A7C15L ^ name.hashCode());
         for (int i = 0; i < values.length; i++) {
             values[i] = (float) (random.nextGaussian() * s.initStd());
         }
-        return WritableTensor.ofFloats(name, s.dtype(), longs(shape), values);
+        return WritableTensor.ofFloats(name, s.dtype(), parameter.shape(), values);
     }
 
-    private static WritableTensor ones(Spec s, String name, int size) {
-        float[] values = new float[size];
+    private static WritableTensor ones(Spec s, Parameter parameter) {
+        float[] values = new float[Math.toIntExact(parameter.elementCount())];
         java.util.Arrays.fill(values, 1f);
-        return WritableTensor.ofFloats(name, s.dtype(), new long[] {size}, values);
-    }
-
-    private static long[] longs(int[] shape) {
-        long[] out = new long[shape.length];
-        for (int i = 0; i < shape.length; i++) {
-            out[i] = shape[i];
-        }
-        return out;
+        return WritableTensor.ofFloats(parameter.name(), s.dtype(), parameter.shape(), values);
     }
 }

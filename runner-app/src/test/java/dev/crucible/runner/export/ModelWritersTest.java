@@ -50,7 +50,7 @@ class ModelWritersTest {
                     HostTensor.fromFloats("b", DType.F32, new long[] {shape[0], 2}, new float[(int) (2 * shape[0])], arena), 1.0);
             ExportedModel model = new ExportedModel(new ModelLocator.Located(baseDir, Optional.empty()),
                     ModelConfig.read(baseDir), BaseFiles.of(baseDir),
-                    Optional.of(ExportWeights.replacing(checkpoint, weights)),
+                    Optional.of(ExportWeights.replacing(checkpoint, ModelConfig.read(baseDir).layout(), weights)),
                     Optional.of(new LoraAdapters(Map.of(DOWN, factors), 2, 4, 0.05, List.of(DOWN))), Optional.empty(),
                     folder -> Files.writeString(folder.resolve("made_by.txt"), "a test"));
 

@@ -31,6 +31,24 @@ class InitModelTest {
         return Main.run(args, new RunnerEnvironment(Map.of(), Optional.empty()), new PrintWriter(new StringWriter()), new PrintWriter(err));
     }
 
+    /**
+     * The tensors come from the family's layout but keep the order init-model has always written them in (the q, k
+     * and v biases after the three weights), which the bytes of its folders, the demo model's among them, depend on.
+     */
+    @Test
+    void tensorsFollowTheLayoutInTheOrderInitModelAlwaysWroteThem() {
+        ModelInitializer.Spec qwen2 = new ModelInitializer.Spec(Architecture.QWEN2, 32, 1, 4, 2, 8, 64, 400, false,
+                DType.F32, 1, 256, 10000, 0.02);
+        assertEquals(java.util.List.of("model.embed_tokens.weight", "model.layers.0.input_layernorm.weight",
+                        "model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.k_proj.weight",
+                        "model.layers.0.self_attn.v_proj.weight", "model.layers.0.self_attn.q_proj.bias",
+                        "model.layers.0.self_attn.k_proj.bias", "model.layers.0.self_attn.v_proj.bias",
+                        "model.layers.0.self_attn.o_proj.weight", "model.layers.0.post_attention_layernorm.weight",
+                        "model.layers.0.mlp.gate_proj.weight", "model.layers.0.mlp.up_proj.weight",
+                        "model.layers.0.mlp.down_proj.weight", "model.norm.weight", "lm_head.weight"),
+                ModelInitializer.tensors(qwen2).stream().map(t -> t.name()).toList());
+    }
+
     @Test
     void writesALoadableModelFolderWithTokenizerAndTemplate() throws Exception {
         Path out = temp.resolve("qwen3-tiny");

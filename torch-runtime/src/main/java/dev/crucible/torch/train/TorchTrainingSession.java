@@ -9,15 +9,12 @@ import dev.crucible.api.model.LoraLinear;
 import dev.crucible.api.model.ModelRunner;
 import dev.crucible.api.model.PaddedBatch;
 import dev.crucible.api.model.PlacedModel;
-import dev.crucible.api.model.Placement;
 import dev.crucible.api.model.ResidualHook;
 import dev.crucible.api.model.ShapePolicy;
 import dev.crucible.api.model.Step;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
-import dev.crucible.api.tensor.TensorOps;
 import dev.crucible.api.tensor.TensorScope;
-import dev.crucible.api.tensor.WeightFormat;
 import dev.crucible.api.train.LoraSettings;
 import dev.crucible.api.train.TrainerState;
 import dev.crucible.api.train.TrainingBatch;
@@ -303,29 +300,10 @@ public final class TorchTrainingSession implements TrainingSession {
             torch.manual_seed(request.seed());
             TrainingMethod method = request.method();
             DType weightDtype = method == TrainingMethod.FULL ? DType.F32 : request.dtype();
-            TorchPlacement device = new TorchPlacement(ops, weightDtype);
-            model = PlacedModel.place(request.config(), request.checkpoint(), new Placement() {
-                @Override
-                public TensorOps ops() {
-                    return ops;
-                }
-
-                @Override
-                public DType computeDtype() {
-                    return weightDtype;
-                }
-
-                @Override
-                public Tensor toDevice(HostTensor host, DType dtype) {
-                    return device.toDevice(host, dtype);
-                }
-
-                /** QLoRA: projection weights quantized (NF4 unless asked otherwise), dequantized per matmul. */
-                @Override
-                public WeightFormat format(String name) {
-                    return request.quantization().formatFor(name, weightDtype);
-                }
-            });
+            // QLoRA: projection weights quantized (NF4 unless asked otherwise), dequantized per matmul; the trained
+            // adapters are attached as device tensors, so the placement's adapter dtype is never asked.
+            model = PlacedModel.place(request.config(), request.checkpoint(),
+                    new TorchPlacement(ops, weightDtype, request.quantization()));
             if (method == TrainingMethod.FULL) {
                 model.placedTensors().forEach(this::addParameter);
             } else {

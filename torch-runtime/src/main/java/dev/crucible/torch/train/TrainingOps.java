@@ -142,6 +142,16 @@ final class TrainingOps implements TensorOps {
     }
 
     @Override
+    public Tensor tanh(Tensor x) {
+        return delegate.tanh(x);
+    }
+
+    @Override
+    public Tensor geluTanh(Tensor x) {
+        return delegate.geluTanh(x);
+    }
+
+    @Override
     public Tensor embedding(Tensor table, Tensor ids) {
         return delegate.embedding(table, ids);
     }
@@ -184,6 +194,11 @@ final class TrainingOps implements TensorOps {
     @Override
     public Tensor attention(Tensor q, Tensor k, Tensor v, Tensor allowed, double scale) {
         return delegate.attention(q, k, v, allowed, scale);
+    }
+
+    @Override
+    public Tensor attention(Tensor q, Tensor k, Tensor v, Tensor allowed, double scale, double softcap) {
+        return delegate.attention(q, k, v, allowed, scale, softcap);
     }
 
     @Override

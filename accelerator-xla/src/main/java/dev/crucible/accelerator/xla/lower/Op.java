@@ -35,6 +35,8 @@ sealed interface Op {
 
     record Silu() implements Op { }
 
+    record Tanh() implements Op { }
+
     /** {@code x · weightᵀ (+ bias)}: inputs x, weight and, when {@code bias}, the bias. */
     record Linear(boolean bias) implements Op { }
 
@@ -55,7 +57,8 @@ sealed interface Op {
     record Logical(boolean and) implements Op { }
 
     /** Inputs q, k, v, allowed. */
-    record Attention(double scale) implements Op { }
+    /** {@code softcap} 0: scores as they are; else {@code softcap · tanh(scores / softcap)} before the mask. */
+    record Attention(double scale, double softcap) implements Op { }
 
     /**
      * Inputs target, index, source. {@code contiguous}: the index was a host constant counting up by one, so the

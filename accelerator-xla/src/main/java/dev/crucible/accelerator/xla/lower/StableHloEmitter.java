@@ -148,6 +148,7 @@ final class StableHloEmitter {
             case Op.Scale scale -> scale(node, in[0], scale.factor());
             case Op.Negate negate -> line("stablehlo.negate " + value(in[0]) + " : " + type(node));
             case Op.Silu silu -> silu(node, in[0]);
+            case Op.Tanh tanh -> tanh(node, in[0]);
             case Op.Linear linear -> linear(node, in[0], in[1], linear.bias() ? in[2] : null);
             case Op.MatMul matMul -> matMul(node, in[0], in[1]);
             case Op.Embedding embedding -> embedding(node, in[0], in[1]);
@@ -160,7 +161,8 @@ final class StableHloEmitter {
                 String b = broadcast(value(in[1]), in[1].dtype(), in[1].shapeView(), node.shapeView());
                 yield line("stablehlo." + (logical.and() ? "and" : "or") + " " + a + ", " + b + " : " + type(node));
             }
-            case Op.Attention attention -> attention(node, in[0], in[1], in[2], in[3], attention.scale());
+            case Op.Attention attention -> attention(node, in[0], in[1], in[2], in[3], attention.scale(),
+                    attention.softcap());
             case Op.WriteSlots write -> write.contiguous()
                     ? dynamicUpdateSlice(node, in[0], in[1], in[2], write.dim())
                     : scatter(node, in[0], in[1], in[2], write.dim());
@@ -243,6 +245,14 @@ final class StableHloEmitter {
         String sigmoid = line("stablehlo.logistic " + wide + " : " + f32);
         String product = line("stablehlo.multiply " + wide + ", " + sigmoid + " : " + f32);
         return convert(product, DType.F32, node.dtype(), shape);
+    }
+
+    /** In float32 and back, as {@link #silu}. */
+    private String tanh(XlaTensor node, XlaTensor x) {
+        long[] shape = x.shapeView();
+        String wide = convert(value(x), x.dtype(), DType.F32, shape);
+        String result = line("stablehlo.tanh " + wide + " : " + mlirType(DType.F32, shape));
+        return convert(result, DType.F32, node.dtype(), shape);
     }
 
     private String linear(XlaTensor node, XlaTensor x, XlaTensor weight, XlaTensor bias) {
@@ -402,7 +412,8 @@ final class StableHloEmitter {
      * float32); the probabilities are rounded to the compute dtype before they weight the values, as transformers'
      * attention does.
      */
-    private String attention(XlaTensor node, XlaTensor q, XlaTensor k, XlaTensor v, XlaTensor allowed, double scale) {
+    private String attention(XlaTensor node, XlaTensor q, XlaTensor k, XlaTensor v, XlaTensor allowed, double scale,
+                             double softcap) {
         long[] qs = q.shapeView();
         long[] ks = k.shapeView();
         long batch = qs[0];
@@ -422,6 +433,13 @@ final class StableHloEmitter {
                 + ") -> " + scores5);
         String scaled = line("stablehlo.multiply " + scores + ", " + splat(DType.F32, scoreShape, (float) scale) + " : "
                 + scores5);
+        if (softcap != 0) {
+            String divided = line("stablehlo.divide " + scaled + ", " + splat(DType.F32, scoreShape, (float) softcap)
+                    + " : " + scores5);
+            String capped = line("stablehlo.tanh " + divided + " : " + scores5);
+            scaled = line("stablehlo.multiply " + capped + ", " + splat(DType.F32, scoreShape, (float) softcap) + " : "
+                    + scores5);
+        }
         long[] maskShape = {batch, 1, queries, keys};
         String mask = broadcast(value(allowed), DType.BOOL, allowed.shapeView(), maskShape);
         long[] mask3 = {batch, queries, keys};

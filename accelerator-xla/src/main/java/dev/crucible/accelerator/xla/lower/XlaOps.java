@@ -424,6 +424,12 @@ public final class XlaOps implements TensorOps, AutoCloseable {
     }
 
     @Override
+    public synchronized Tensor tanh(Tensor x) {
+        XlaTensor t = own(x);
+        return node(new Op.Tanh(), t.dtype(), t.shapeView(), t);
+    }
+
+    @Override
     public synchronized Tensor linear(Tensor x, Tensor weight, Tensor bias) {
         XlaTensor in = own(x);
         XlaTensor w = own(weight);
@@ -523,6 +529,11 @@ public final class XlaOps implements TensorOps, AutoCloseable {
 
     @Override
     public synchronized Tensor attention(Tensor q, Tensor k, Tensor v, Tensor allowed, double scale) {
+        return attention(q, k, v, allowed, scale, 0);
+    }
+
+    @Override
+    public synchronized Tensor attention(Tensor q, Tensor k, Tensor v, Tensor allowed, double scale, double softcap) {
         XlaTensor query = own(q);
         XlaTensor key = own(k);
         XlaTensor value = own(v);
@@ -537,7 +548,7 @@ public final class XlaOps implements TensorOps, AutoCloseable {
         check(Arrays.equals(broadcast(full, mask.shapeView()), full), "mask " + mask + " for " + query + " " + key);
         sameType(query, key);
         sameType(query, value);
-        return node(new Op.Attention(scale), query.dtype(), qs, query, key, value, mask);
+        return node(new Op.Attention(scale, softcap), query.dtype(), qs, query, key, value, mask);
     }
 
     @Override

@@ -118,6 +118,14 @@ class XlaOpsTest {
         assertClose(both(ops -> ops.silu(input(ops, a, dtype, 6, 4))), tolerance(dtype), "silu " + dtype);
         assertClose(both(ops -> ops.gatedSilu(input(ops, a, dtype, 6, 4), input(ops, random(3, 24), dtype, 6, 4))),
                 tolerance(dtype), "gated silu " + dtype);
+        assertClose(both(ops -> ops.tanh(input(ops, a, dtype, 6, 4))), tolerance(dtype), "tanh " + dtype);
+    }
+
+    /** XLA composes the tanh-approximated GELU from its ops; libtorch has it as one kernel (gelu, "tanh"). */
+    @Test
+    void geluTanhComposedEqualsLibtorchsKernel() {
+        float[] a = random(31, 48);
+        assertClose(both(ops -> ops.geluTanh(input(ops, a, DType.F32, 6, 8))), 1e-5, "gelu tanh");
     }
 
     @Test
@@ -240,6 +248,14 @@ class XlaOpsTest {
                     input(ops, k, dtype, batch, kvHeads, keys, width), input(ops, v, dtype, batch, kvHeads, keys, width),
                     allowed, 1 / Math.sqrt(width));
         }), dtype == DType.F32 ? 2e-6 : 2.0 / 128, "attention " + dtype);
+        assertClose(both(ops -> {
+            Tensor keyIndex = ops.reshape(ops.constant(keySlots, keys), 1, 1, 1, keys);
+            Tensor queryIndex = ops.reshape(ops.constant(querySlots, tokens), 1, 1, tokens, 1);
+            Tensor allowed = ops.compare(keyIndex, queryIndex, Comparison.LESS_OR_EQUAL);
+            return ops.attention(input(ops, q, dtype, batch, heads, tokens, width),
+                    input(ops, k, dtype, batch, kvHeads, keys, width), input(ops, v, dtype, batch, kvHeads, keys, width),
+                    allowed, 1.0, 1.5);
+        }), dtype == DType.F32 ? 2e-6 : 2.0 / 128, "soft-capped attention " + dtype);
     }
 
     @Test
