@@ -81,8 +81,8 @@ public record TransformerWeights(ModelLayout layout, Tensor embedding, List<Laye
             }
 
             @Override
-            public Tensor load(String name) {
-                TensorInfo info = stored.apply(name);
+            public Tensor load(Parameter parameter) {
+                TensorInfo info = stored.apply(parameter.name());
                 return new Stored(info.shape(), info.dtype());
             }
         });

@@ -24,9 +24,10 @@ record ExportGguf(GgufType type, PrintWriter out) {
     /** The model in {@code located}'s folder (a quantized one dequantized), as it is. */
     void folder(ModelLocator.Located located, Path file, boolean force) {
         BaseFiles base = BaseFiles.of(located.folder());
+        ModelConfig config = ModelConfig.read(located.folder());
         try (Checkpoint checkpoint = Checkpoint.open(located.folder())) {
-            write(new ExportedModel(located, ModelConfig.read(located.folder()), base,
-                    Optional.of(ExportWeights.replacing(checkpoint, Map.of())), Optional.empty(), Optional.empty(),
+            write(new ExportedModel(located, config, base,
+                    Optional.of(ExportWeights.replacing(checkpoint, config.layout(), Map.of())), Optional.empty(), Optional.empty(),
                     folder -> { }), file, force);
         }
     }

@@ -93,7 +93,7 @@ public final class QuantizeCommand implements Callable<Integer> {
                             + " projections: " + quantization.describe() + "; weights "
                             + OutputLocation.bytes(base.weightBytes()) + " -> " + OutputLocation.bytes(bytes)))
                     .write(new ExportedModel(located, config, base,
-                            Optional.of(ExportWeights.replacing(checkpoint, Map.of())), Optional.empty(),
+                            Optional.of(ExportWeights.replacing(checkpoint, config.layout(), Map.of())), Optional.empty(),
                             Optional.empty(), folder -> { }), out, force);
         }
         spec.commandLine().getOut().println("wrote " + out);

@@ -47,12 +47,19 @@ public record GgufWriter(GgufType type, Written written) implements ModelWriter 
         Objects.requireNonNull(written, "written is null");
     }
 
-    /** The architecture name llama.cpp gives the family (Mistral is llama to it). */
+    /**
+     * The architecture name llama.cpp gives the family (Mistral is llama to it). The other families have their own
+     * llama.cpp tensor names and hyperparameters (soft-capping, norms, windows) that this writer has not been checked
+     * against, so they are refused rather than written as a file llama.cpp would misread.
+     */
     static String architecture(Architecture architecture) {
         return switch (architecture) {
             case LLAMA, MISTRAL -> "llama";
             case QWEN2 -> "qwen2";
             case QWEN3 -> "qwen3";
+            default -> throw new dev.crucible.api.UserInputException("GGUF export is not available for "
+                    + architecture.modelType() + " models yet; it supports llama, mistral, qwen2 and qwen3 (export a "
+                    + "safetensors folder instead)");
         };
     }
 
