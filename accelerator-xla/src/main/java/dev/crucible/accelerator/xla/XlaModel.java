@@ -17,7 +17,7 @@ import dev.crucible.api.model.ShardRequest;
 import dev.crucible.api.model.TokenListener;
 import dev.crucible.accelerator.xla.lower.Layout;
 import dev.crucible.api.backend.Ceilings;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorScope;

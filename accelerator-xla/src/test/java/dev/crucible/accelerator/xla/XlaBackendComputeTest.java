@@ -13,7 +13,7 @@ import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.model.Activations;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.DecodeRequest;

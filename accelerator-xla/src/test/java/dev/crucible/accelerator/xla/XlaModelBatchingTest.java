@@ -13,7 +13,7 @@ import dev.crucible.accelerator.xla.exec.XlaExecutor;
 import dev.crucible.accelerator.xla.testing.GoldenFixture;
 import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.Generation;

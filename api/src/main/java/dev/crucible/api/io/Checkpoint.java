@@ -1,5 +1,9 @@
 package dev.crucible.api.io;
 
+import dev.crucible.api.tensor.Shapes;
+
+import dev.crucible.api.tensor.HostTensor;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;

@@ -1,5 +1,7 @@
 package dev.crucible.api.io;
 
+import dev.crucible.api.tensor.HostTensor;
+
 import dev.crucible.api.UserInputException;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,5 +1,7 @@
 package dev.crucible.api.io;
 
+import dev.crucible.api.tensor.Shapes;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;

@@ -1,5 +1,7 @@
 package dev.crucible.api.io;
 
+import dev.crucible.api.tensor.Shapes;
+
 import dev.crucible.api.tensor.DType;
 import java.util.Arrays;
 import java.util.Objects;

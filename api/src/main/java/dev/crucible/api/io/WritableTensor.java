@@ -1,9 +1,12 @@
 package dev.crucible.api.io;
 
+import dev.crucible.api.tensor.Shapes;
+
+
+import dev.crucible.api.tensor.HostTensor;
+
 import dev.crucible.api.tensor.DType;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -37,27 +40,7 @@ public record WritableTensor(String name, DType dtype, long[] shape, MemorySegme
      * Float values stored as {@code dtype} (F32, F16 or BF16); narrowing rounds to nearest, ties to even.
      */
     public static WritableTensor ofFloats(String name, DType dtype, long[] shape, float[] values) {
-        if (Shapes.elementCount(shape) != values.length) {
-            throw new IllegalArgumentException("tensor " + name + " has shape " + Arrays.toString(shape)
-                    + " but " + values.length + " values");
-        }
-        ByteBuffer out = ByteBuffer.allocate(Math.multiplyExact(values.length, dtype.byteSize()))
-                .order(ByteOrder.LITTLE_ENDIAN);
-        switch (dtype) {
-            case F32 -> out.asFloatBuffer().put(values);
-            case F16 -> {
-                for (float value : values) {
-                    out.putShort(HalfFloats.floatToF16(value));
-                }
-            }
-            case BF16 -> {
-                for (float value : values) {
-                    out.putShort(HalfFloats.floatToBf16(value));
-                }
-            }
-            default -> throw new IllegalArgumentException("cannot store floats as " + dtype);
-        }
-        return new WritableTensor(name, dtype, shape, MemorySegment.ofArray(out.array()));
+        return of(HostTensor.ofFloats(name, dtype, shape, values));
     }
 
     /** The tensor as read; its bytes stay a view, so write before closing the file it came from. */

@@ -1,6 +1,6 @@
 package dev.crucible.api.model;
 
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import java.lang.foreign.Arena;
 import java.util.Collections;
 import java.util.LinkedHashMap;

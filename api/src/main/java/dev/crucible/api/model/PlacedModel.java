@@ -2,7 +2,7 @@ package dev.crucible.api.model;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.model.layout.ModelLayout;
 import dev.crucible.api.model.layout.Parameter;
 import dev.crucible.api.quant.QuantizedHostTensor;

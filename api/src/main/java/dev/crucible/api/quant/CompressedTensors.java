@@ -4,8 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.io.HostTensor;
-import dev.crucible.api.io.WritableTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.WeightFormat;
 import java.lang.foreign.MemorySegment;
@@ -190,7 +189,7 @@ public final class CompressedTensors {
      * The tensors that store {@code parts} (an {@link IntCodec} encoding of {@code M.weight}), scales rounded to
      * {@code scaleDtype}: encode with {@code new IntCodec(format, scaleDtype)} so that they are exact.
      */
-    public static List<WritableTensor> tensors(QuantizedHostTensor parts, DType scaleDtype) {
+    public static List<HostTensor> tensors(QuantizedHostTensor parts, DType scaleDtype) {
         WeightFormat.Int format = (WeightFormat.Int) parts.format();
         String module = module(parts.name());
         long[] shape = parts.shape();
@@ -200,24 +199,25 @@ public final class CompressedTensors {
         long rows = shape[0];
         long columns = shape[1];
         long groups = format.groupsPerRow(columns);
-        List<WritableTensor> out = new ArrayList<>();
+        List<HostTensor> out = new ArrayList<>();
         if (format.bits() == 8) {
-            out.add(new WritableTensor(module + ".weight", DType.I8, shape, parts.data().data()));
+            out.add(new HostTensor(module + ".weight", DType.I8, shape, parts.data().data()));
         } else {
-            out.add(new WritableTensor(module + ".weight_packed", DType.I32, new long[] {rows, (columns + 7) / 8},
+            out.add(new HostTensor(module + ".weight_packed", DType.I32, new long[] {rows, (columns + 7) / 8},
                     packedRows(parts.data().data(), rows, format.rowBytes(columns))));
             MemorySegment extents = MemorySegment.ofArray(new byte[16]);
             extents.set(I64_LE, 0, rows);
             extents.set(I64_LE, 8, columns);
-            out.add(new WritableTensor(module + ".weight_shape", DType.I64, new long[] {2}, extents));
+            out.add(new HostTensor(module + ".weight_shape", DType.I64, new long[] {2}, extents));
         }
-        out.add(WritableTensor.ofFloats(module + ".weight_scale", scaleDtype, new long[] {rows, groups},
+        out.add(HostTensor.ofFloats(module + ".weight_scale", scaleDtype, new long[] {rows, groups},
                 parts.scales().toFloatArray()));
         if (format.zeroPoints()) {
             byte[] zeros = parts.zeroPoints().toByteArray();
             out.add(format.bits() == 8
-                    ? WritableTensor.ofBytes(module + ".weight_zero_point", DType.I8, new long[] {rows, groups}, zeros)
-                    : new WritableTensor(module + ".weight_zero_point", DType.I32,
+                    ? new HostTensor(module + ".weight_zero_point", DType.I8, new long[] {rows, groups},
+                            MemorySegment.ofArray(zeros))
+                    : new HostTensor(module + ".weight_zero_point", DType.I32,
                             new long[] {(rows + 7) / 8, groups}, packedColumns(zeros, rows, groups)));
         }
         return out;

@@ -1,7 +1,7 @@
 package dev.crucible.api.quant;
 
-import dev.crucible.api.io.HalfFloats;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HalfFloats;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.WeightFormat;
 import java.lang.foreign.MemorySegment;

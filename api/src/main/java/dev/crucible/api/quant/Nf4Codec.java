@@ -1,6 +1,6 @@
 package dev.crucible.api.quant;
 
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.WeightFormat;
 import java.lang.foreign.MemorySegment;

@@ -1,6 +1,6 @@
 package dev.crucible.api.train;
 
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,5 +1,9 @@
 package dev.crucible.api.io;
 
+import dev.crucible.api.tensor.HalfFloats;
+
+import dev.crucible.api.tensor.HostTensor;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -169,7 +173,7 @@ class CheckpointTest {
                 .encode("p.weight", values, new long[] {6, 16});
         java.util.List<WritableTensor> tensors = new java.util.ArrayList<>();
         tensors.add(WritableTensor.ofFloats("norm.weight", DType.BF16, new long[] {2}, new float[] {1f, 2f}));
-        tensors.addAll(dev.crucible.api.quant.CompressedTensors.tensors(parts, DType.BF16));
+        dev.crucible.api.quant.CompressedTensors.tensors(parts, DType.BF16).forEach(part -> tensors.add(WritableTensor.of(part)));
         SafetensorsWriter.write(dir.resolve(Checkpoint.SINGLE_FILE), tensors, java.util.Map.of());
         com.fasterxml.jackson.databind.node.ObjectNode config = new com.fasterxml.jackson.databind.ObjectMapper()
                 .createObjectNode();

@@ -1,5 +1,7 @@
 package dev.crucible.api.io;
 
+import dev.crucible.api.tensor.HostTensor;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

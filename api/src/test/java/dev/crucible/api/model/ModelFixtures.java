@@ -2,7 +2,7 @@ package dev.crucible.api.model;
 
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.tensor.RecordingOps;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
 import java.nio.file.Files;

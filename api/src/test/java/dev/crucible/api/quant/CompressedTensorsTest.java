@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.WeightFormat;
@@ -41,7 +41,8 @@ public class CompressedTensorsTest {
 
     private static final long[] SHAPE = {10, 20};
 
-    private static Map<String, WritableTensor> byName(List<WritableTensor> tensors) {
+    private static Map<String, WritableTensor> byName(List<dev.crucible.api.tensor.HostTensor> parts) {
+        List<WritableTensor> tensors = parts.stream().map(WritableTensor::of).toList();
         Map<String, WritableTensor> map = new LinkedHashMap<>();
         tensors.forEach(t -> map.put(t.name(), t));
         return map;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.crucible.api.io.HalfFloats;
+import dev.crucible.api.tensor.HalfFloats;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.WeightFormat;
 import java.nio.ByteBuffer;

@@ -3,7 +3,7 @@ package dev.crucible.runner.abliterate;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.io.SafetensorsFile;
 import dev.crucible.api.io.SafetensorsWriter;
 import dev.crucible.api.io.WritableTensor;

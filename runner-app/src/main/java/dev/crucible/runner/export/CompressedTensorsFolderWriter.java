@@ -2,7 +2,7 @@ package dev.crucible.runner.export;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.io.SafetensorsWriter;
 import dev.crucible.api.io.StagedFolder;
 import dev.crucible.api.io.TensorInfo;
@@ -77,8 +77,9 @@ public record CompressedTensorsFolderWriter(QuantizationConfig quantization, lon
                         ignore.add(CompressedTensors.module(name));
                     } else {
                         float[] values = new HostTensor(name, tensor.dtype(), tensor.shape(), tensor.bytes()).toFloatArray();
-                        stored.addAll(CompressedTensors.tensors(new IntCodec(format, tensor.dtype())
-                                .encode(name, values, tensor.shape()), tensor.dtype()));
+                        CompressedTensors.tensors(new IntCodec(format, tensor.dtype())
+                                .encode(name, values, tensor.shape()), tensor.dtype())
+                                .forEach(part -> stored.add(WritableTensor.of(part)));
                         counts[0]++;
                     }
                 }

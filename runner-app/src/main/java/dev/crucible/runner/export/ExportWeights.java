@@ -1,7 +1,7 @@
 package dev.crucible.runner.export;
 
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.model.MergedWeights;

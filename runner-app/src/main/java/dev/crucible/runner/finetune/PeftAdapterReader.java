@@ -3,7 +3,7 @@ package dev.crucible.runner.finetune;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.io.SafetensorsFile;
 import dev.crucible.api.model.LoraFactors;
 import java.io.IOException;

@@ -1,7 +1,7 @@
 package dev.crucible.runner.finetune;
 
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.io.SafetensorsFile;
 import dev.crucible.api.io.SafetensorsWriter;
 import dev.crucible.api.io.WritableTensor;

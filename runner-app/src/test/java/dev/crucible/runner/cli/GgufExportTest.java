@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.io.HalfFloats;
+import dev.crucible.api.tensor.HalfFloats;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.quant.GgufCodec;
 import dev.crucible.api.tensor.WeightFormat;

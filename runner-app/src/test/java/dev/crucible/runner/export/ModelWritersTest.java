@@ -10,7 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.model.Architecture;
 import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.model.ModelConfig;

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.io.HalfFloats;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HalfFloats;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.io.SafetensorsWriter;
 import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.LoraFactors;

@@ -1,7 +1,7 @@
 package dev.crucible.torch.train;
 
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.LoraFactors;

@@ -1,6 +1,6 @@
 package dev.crucible.accelerator.xla.exec;
 
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.tensor.DType;
 import java.lang.foreign.Arena;
 import java.util.ArrayList;

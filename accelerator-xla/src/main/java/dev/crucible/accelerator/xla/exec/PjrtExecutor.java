@@ -12,7 +12,7 @@ import dev.crucible.accelerator.xla.pjrt.PjrtExecutable;
 import dev.crucible.accelerator.xla.pjrt.PjrtLoadedExecutable;
 import dev.crucible.accelerator.xla.pjrt.PjrtPlugin;
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.tensor.DType;
 import java.lang.foreign.Arena;
 import java.util.ArrayList;

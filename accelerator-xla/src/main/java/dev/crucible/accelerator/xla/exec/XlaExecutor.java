@@ -1,6 +1,6 @@
 package dev.crucible.accelerator.xla.exec;
 
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import java.lang.foreign.Arena;
 import java.util.List;
 import java.util.Optional;

@@ -4,7 +4,7 @@ import static dev.crucible.accelerator.xla.exec.TensorSpec.mlirElementType;
 import static dev.crucible.accelerator.xla.exec.TensorSpec.mlirType;
 
 import dev.crucible.accelerator.xla.pjrt.CompileOptions.Partitioner;
-import dev.crucible.api.io.HalfFloats;
+import dev.crucible.api.tensor.HalfFloats;
 import dev.crucible.api.tensor.Comparison;
 import dev.crucible.api.tensor.DType;
 import java.util.ArrayList;

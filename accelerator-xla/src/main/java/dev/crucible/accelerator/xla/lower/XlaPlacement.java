@@ -1,6 +1,6 @@
 package dev.crucible.accelerator.xla.lower;
 
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.model.Placement;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;

@@ -1,7 +1,7 @@
 package dev.crucible.accelerator.xla.lower;
 
 import dev.crucible.accelerator.xla.exec.DeviceArray;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import java.util.Arrays;

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.crucible.accelerator.xla.pjrt.CompiledMemoryStats;
 import dev.crucible.accelerator.xla.testing.OracleVenv;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.tensor.DType;
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;

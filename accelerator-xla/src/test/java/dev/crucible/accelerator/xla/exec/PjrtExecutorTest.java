@@ -12,7 +12,7 @@ import dev.crucible.accelerator.xla.pjrt.PjrtPlugin;
 import dev.crucible.accelerator.xla.testing.OracleVenv;
 import dev.crucible.accelerator.xla.testing.StubPjrtPlugin;
 import dev.crucible.api.UserInputException;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.ValueLayout;

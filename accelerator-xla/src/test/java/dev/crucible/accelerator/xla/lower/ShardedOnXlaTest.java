@@ -7,7 +7,7 @@ import dev.crucible.accelerator.xla.exec.JaxCpuExecutor;
 import dev.crucible.accelerator.xla.pjrt.CompileOptions.Partitioner;
 import dev.crucible.accelerator.xla.testing.GoldenFixture;
 import dev.crucible.api.io.Checkpoint;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.model.Activations;
 import dev.crucible.api.model.DecodeRequest;
 import dev.crucible.api.model.ForwardRequest;

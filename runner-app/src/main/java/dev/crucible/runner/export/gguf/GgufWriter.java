@@ -2,8 +2,8 @@ package dev.crucible.runner.export.gguf;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.AtomicFiles;
-import dev.crucible.api.io.HalfFloats;
-import dev.crucible.api.io.HostTensor;
+import dev.crucible.api.tensor.HalfFloats;
+import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.io.OutputLocation;
 import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.Architecture;

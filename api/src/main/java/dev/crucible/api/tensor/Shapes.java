@@ -1,7 +1,7 @@
-package dev.crucible.api.io;
+package dev.crucible.api.tensor;
 
 /** Element counts of shapes, with the overflow checks a hostile header needs. */
-final class Shapes {
+public final class Shapes {
     private Shapes() {
     }
 
@@ -11,7 +11,7 @@ final class Shapes {
      * @throws ArithmeticException when the product does not fit in a long
      * @throws IllegalArgumentException when a dimension is negative
      */
-    static long elementCount(long[] shape) {
+    public static long elementCount(long[] shape) {
         long count = 1;
         for (long dim : shape) {
             if (dim < 0) {

@@ -1,4 +1,4 @@
-package dev.crucible.api.io;
+package dev.crucible.api.tensor;
 
 /**
  * Conversions between float and the two 16-bit float formats checkpoints use.

@@ -1,4 +1,5 @@
-package dev.crucible.api.io;
+package dev.crucible.api.tensor;
+
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,6 +1,5 @@
-package dev.crucible.api.io;
+package dev.crucible.api.tensor;
 
-import dev.crucible.api.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -11,7 +10,7 @@ import java.util.Objects;
 /**
  * A tensor on the host: a read-only, little-endian view of its bytes (usually straight into a memory-mapped
  * checkpoint, so nothing is copied until asked). The view lives as long as the arena of the file it came
- * from; do not use it after closing the {@link SafetensorsFile} or {@link Checkpoint}.
+ * from; do not use it after closing the {@code SafetensorsFile} or {@code Checkpoint}.
  */
 public record HostTensor(String name, DType dtype, long[] shape, MemorySegment data) {
 
@@ -82,11 +81,19 @@ public record HostTensor(String name, DType dtype, long[] shape, MemorySegment d
      * {@code arena}, which owns it.
      */
     public static HostTensor fromFloats(String name, DType dtype, long[] shape, float[] values, Arena arena) {
+        checkCount(name, shape, values);
+        return new HostTensor(name, dtype, shape, store(dtype, values, arena.allocate((long) values.length * dtype.byteSize(), 64)));
+    }
+
+    private static void checkCount(String name, long[] shape, float[] values) {
         if (Shapes.elementCount(shape) != values.length) {
             throw new IllegalArgumentException("tensor " + name + " has shape " + Arrays.toString(shape) + " but "
                     + values.length + " values");
         }
-        MemorySegment out = arena.allocate((long) values.length * dtype.byteSize(), 64);
+    }
+
+    /** {@code values} narrowed to {@code dtype} (nearest, ties to even) into {@code out}, which it returns. */
+    private static MemorySegment store(DType dtype, float[] values, MemorySegment out) {
         switch (dtype) {
             case F32 -> MemorySegment.copy(values, 0, out, F32_LE, 0, values.length);
             case F16 -> {
@@ -101,12 +108,14 @@ public record HostTensor(String name, DType dtype, long[] shape, MemorySegment d
             }
             default -> throw new IllegalArgumentException("cannot store floats as " + dtype);
         }
-        return new HostTensor(name, dtype, shape, out);
+        return out;
     }
 
     /** {@code values} stored as {@code dtype} (F32, F16 or BF16, narrowing to nearest, ties to even) on the Java heap. */
     public static HostTensor ofFloats(String name, DType dtype, long[] shape, float[] values) {
-        return new HostTensor(name, dtype, shape, WritableTensor.ofFloats(name, dtype, shape, values).bytes());
+        checkCount(name, shape, values);
+        return new HostTensor(name, dtype, shape,
+                store(dtype, values, MemorySegment.ofArray(new byte[Math.multiplyExact(values.length, dtype.byteSize())])));
     }
 
     /** The raw little-endian bytes, copied onto the Java heap. */
