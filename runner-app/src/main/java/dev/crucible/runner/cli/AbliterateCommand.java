@@ -94,7 +94,7 @@ public final class AbliterateCommand implements Callable<Integer> {
         HELP.put(Setting.HEADLESS, "Never ask: every question takes its flag's answer or its default.");
         HELP.put(Setting.SEED, "Seed of the whole study (default: random, printed).");
         HELP.put(Setting.N_TRIALS, "Trials in the study (default: 200).");
-        HELP.put(Setting.N_STARTUP_TRIALS, "Random trials before TPE takes over (default: 60).");
+        HELP.put(Setting.N_STARTUP_TRIALS, "Startup trials, a Latin hypercube over the space, before TPE takes over (default: 60).");
         HELP.put(Setting.N_CANDIDATES, "TPE candidates per step (default: 128).");
         HELP.put(Setting.MAX_RESPONSE_LENGTH, "Tokens generated per scored response (default: 100).");
         HELP.put(Setting.BATCH_SIZE, "Prompts per batch; 0 = the backend chooses (default).");

@@ -7,12 +7,13 @@ import java.util.random.RandomGenerator;
 /**
  * What a sampler sees when a trial starts.
  *
+ * @param studySeed   the study's seed, for draws shared by several trials (the startup design)
  * @param trialNumber the number of the trial being sampled
  * @param finished    every finished trial (complete and failed), by number
  * @param objectives  the study's objectives, in score order
  * @param random      this trial's random source
  */
-public record SamplingContext(int trialNumber, List<FrozenTrial> finished, List<Objective> objectives,
+public record SamplingContext(long studySeed, int trialNumber, List<FrozenTrial> finished, List<Objective> objectives,
                               RandomGenerator random) {
     public SamplingContext {
         finished = List.copyOf(Objects.requireNonNull(finished, "finished is null"));

@@ -85,7 +85,7 @@ public final class Study {
     /** Starts the next trial: the sampler draws its joint parameters now, the rest when the experiment asks. */
     public Trial ask() {
         int number = nextNumber++;
-        SamplingContext context = new SamplingContext(number, finished, objectives, trialRandom(seed, number));
+        SamplingContext context = new SamplingContext(seed, number, finished, objectives, trialRandom(seed, number));
         Map<String, Sampler.Draw> joint = sampler.sampleJoint(context);
         return new Trial(this, context, joint, clock.instant());
     }
@@ -130,7 +130,8 @@ public final class Study {
         return new SplittableRandom(mix64(seed ^ mix64(number + 0x9E3779B97F4A7C15L)));
     }
 
-    private static long mix64(long z) {
+    /** SplitMix64's finalizer: a bijection that scatters nearby inputs. */
+    static long mix64(long z) {
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
         z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
         return z ^ (z >>> 31);

@@ -10,7 +10,7 @@ import java.util.Objects;
 
 /**
  * Multi-objective, multivariate tree-structured Parzen estimator. The algorithm is described in the package
- * documentation ({@code package-info.java}); in short: random for the first trials, then split the finished
+ * documentation ({@code package-info.java}); in short: a Latin hypercube for the first trials, then split the finished
  * trials into good and bad, model each group with a Parzen estimator, draw candidates from the good model and
  * keep the one where good is most likely relative to bad.
  */
@@ -24,7 +24,7 @@ public final class TpeSampler implements Sampler {
     private static final int FLAT_WEIGHT_WINDOW = 25;
 
     /**
-     * @param nStartupTrials trials sampled uniformly at random before the model takes over
+     * @param nStartupTrials trials drawn from a Latin hypercube before the model takes over
      * @param nCandidates    draws from the good model per parameter group; the best by l(x)/g(x) is kept
      * @param priorWeight    weight of the prior kernel relative to one observation
      */
@@ -87,7 +87,8 @@ public final class TpeSampler implements Sampler {
     public double sampleIndependent(SamplingContext context, String name, ParameterDistribution distribution) {
         List<FrozenTrial> complete = context.completeTrials();
         if (!modelReady(context, complete)) {
-            return RandomSampler.uniform(distribution, context.random());
+            return LatinHypercube.sample(context.studySeed(), context.trialNumber(), settings.nStartupTrials(), name,
+                    distribution, context.random());
         }
         LinkedHashMap<String, ParameterDistribution> space = new LinkedHashMap<>();
         space.put(name, distribution);

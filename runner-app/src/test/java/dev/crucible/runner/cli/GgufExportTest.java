@@ -10,7 +10,7 @@ import dev.crucible.api.tensor.HalfFloats;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.quant.GgufCodec;
 import dev.crucible.api.tensor.WeightFormat;
-import dev.crucible.runner.finetune.OracleVenv;
+import dev.crucible.runner.OracleVenv;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;

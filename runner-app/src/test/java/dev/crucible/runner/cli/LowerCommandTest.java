@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.crucible.runner.finetune.OracleVenv;
+import dev.crucible.runner.OracleVenv;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

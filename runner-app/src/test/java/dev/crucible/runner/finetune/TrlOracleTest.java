@@ -3,6 +3,7 @@ package dev.crucible.runner.finetune;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.crucible.runner.OracleVenv;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.crucible.runner.text.ModelTokenizer;
 import java.nio.charset.StandardCharsets;

@@ -51,18 +51,13 @@ final class StudyRuns {
         return Arrays.stream(xs).average().orElseThrow();
     }
 
-    /** ZDT1: f1 = x1, f2 = g (1 - sqrt(x1 / g)), g = 1 + 9 mean(x2..xn); the Pareto front is g = 1. */
+    /** ZDT1 on {@code variables} floats in [0, 1] (see {@link SearchProblem#zdt}); the Pareto front is g = 1. */
     static double[] zdt1(Trial trial, int variables) {
         double[] x = new double[variables];
         for (int i = 0; i < variables; i++) {
             x[i] = trial.suggestFloat("x" + i, 0.0, 1.0);
         }
-        double sum = 0;
-        for (int i = 1; i < variables; i++) {
-            sum += x[i];
-        }
-        double g = 1 + 9 * sum / (variables - 1);
-        return new double[] {x[0], g * (1 - Math.sqrt(x[0] / g))};
+        return SearchProblem.zdt(1, x);
     }
 
     /** A shifted 2-D quadratic bowl with its minimum 0 at (1.5, -2.5). */

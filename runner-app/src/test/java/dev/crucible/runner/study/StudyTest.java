@@ -1,6 +1,7 @@
 package dev.crucible.runner.study;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -40,17 +41,37 @@ class StudyTest {
     }
 
     @Test
-    void startupTrialsArePlainRandomSearchWhateverTheObjective() {
+    void startupTrialsAreALatinHypercubeWhateverTheObjective() {
         Study tpe = StudyRuns.run(StudyRuns.minimize("f", "g"), new TpeSampler(TPE), 5, 40, StudyTest::mixedSpace);
         Study tpeOtherObjective = StudyRuns.run(StudyRuns.minimize("f", "g"), new TpeSampler(TPE), 5, 40, trial -> {
             double[] v = mixedSpace(trial);
             return new double[] {-v[0], v[1]};
         });
-        Study random = StudyRuns.run(StudyRuns.minimize("f", "g"), new RandomSampler(), 5, 40, StudyTest::mixedSpace);
-        assertEquals(params(random).subList(0, 20), params(tpe).subList(0, 20));
         assertEquals(params(tpe).subList(0, 20), params(tpeOtherObjective).subList(0, 20));
         // Once the model takes over, the objective steers the draws.
         assertNotEquals(params(tpe).subList(20, 40), params(tpeOtherObjective).subList(20, 40));
+        // The 20 startup trials put exactly one value in each twentieth of every float's range (log floats in log
+        // space), half of them in each scope and no layer more than twice.
+        List<FrozenTrial> startup = tpe.trials().subList(0, 20);
+        for (String name : List.of("max_weight", "min_weight_fraction", "rate")) {
+            boolean[] hit = new boolean[20];
+            for (FrozenTrial t : startup) {
+                double v = (Double) t.params().get(name);
+                double u = switch (name) {
+                    case "max_weight" -> (v - 0.8) / 0.7;
+                    case "rate" -> (Math.log10(v) + 4) / 3;
+                    default -> v;
+                };
+                int stratum = (int) Math.min(19, Math.floor(u * 20));
+                assertFalse(hit[stratum], name + ": two startup trials in stratum " + stratum);
+                hit[stratum] = true;
+            }
+        }
+        assertEquals(10, startup.stream().filter(t -> t.params().get("scope").equals("global")).count());
+        // Each trial has its own 1.6-layer stratum; neighbouring strata share at most one layer.
+        Map<Object, Long> perLayer = startup.stream().collect(java.util.stream.Collectors.groupingBy(t -> t.params().get("layer"),
+                java.util.stream.Collectors.counting()));
+        assertTrue(perLayer.values().stream().allMatch(c -> c <= 2), "no layer drawn more than twice: " + perLayer);
     }
 
     @Test
@@ -144,7 +165,7 @@ class StudyTest {
         assertEquals(List.of(0, 1, 2, 3, 4, 5), numbers);
         assertEquals(TrialState.FAIL, study.trials().get(2).state());
         assertEquals("out of memory", study.trials().get(2).failure());
-        assertEquals(3, new SamplingContext(6, study.trials(), study.objectives(), Study.trialRandom(1, 6))
+        assertEquals(3, new SamplingContext(1, 6, study.trials(), study.objectives(), Study.trialRandom(1, 6))
                 .completeTrials().size());
         assertEquals(6, study.nextTrialNumber());
     }

@@ -1,4 +1,4 @@
-package dev.crucible.runner.finetune;
+package dev.crucible.runner;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
