@@ -317,6 +317,36 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         return wrap(torch.matmul(native_(a), native_(b)));
     }
 
+    /**
+     * Runs each expert on the rows routed to it only, as transformers' eager MoE does: the routing is read to the
+     * host (an eager step may), a decode step runs its k experts per row, a prefill each hit expert once over all its
+     * rows. Outputs are scaled by their rows' weights and added into the rows in expert order.
+     */
+    @Override
+    public Tensor mixture(Tensor x, Tensor routing, List<java.util.function.UnaryOperator<Tensor>> experts) {
+        int count = experts.size();
+        int rows = Math.toIntExact(x.size(0));
+        float[] weights = readFloats(routing);
+        org.bytedeco.pytorch.Tensor sum = torch.zeros_like(native_(x));
+        long[] routed = new long[rows];
+        for (int expert = 0; expert < count; expert++) {
+            int used = 0;
+            for (int row = 0; row < rows; row++) {
+                if (weights[row * count + expert] != 0) {
+                    routed[used++] = row;
+                }
+            }
+            if (used == 0) {
+                continue;
+            }
+            Tensor index = constant(java.util.Arrays.copyOf(routed, used), used);
+            Tensor output = experts.get(expert).apply(embedding(x, index));
+            Tensor weight = slice(embedding(routing, index), 1, expert, expert + 1);
+            sum = sum.index_add(0, native_(index), native_(mul(output, weight)));
+        }
+        return wrap(sum);
+    }
+
     @Override
     public Tensor embedding(Tensor table, Tensor ids) {
         return wrap(torch.embedding(native_(table), native_(ids)));

@@ -31,7 +31,8 @@ class GoldenTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
-        "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3"})
+        "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3", "tiny-qwen3-moe",
+        "tiny-mixtral", "tiny-lfm2"})
     void forwardMatchesLogitsAndResidualNorms(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
@@ -57,7 +58,8 @@ class GoldenTest {
     /** Left padding must not change a row: the batch reproduces the goldens like the single runs. */
     @ParameterizedTest
     @ValueSource(strings = {"stories260k", "tiny-qwen3", "tiny-mistral", "tiny-granite", "tiny-olmo2", "tiny-smollm3",
-        "tiny-phi3", "tiny-gemma2", "tiny-gemma3"})
+        "tiny-phi3", "tiny-gemma2", "tiny-gemma3", "tiny-qwen3-moe",
+        "tiny-mixtral", "tiny-lfm2"})
     void forwardOfALeftPaddedBatchMatchesGoldens(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
@@ -109,7 +111,8 @@ class GoldenTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
-        "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3"})
+        "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3", "tiny-qwen3-moe",
+        "tiny-mixtral", "tiny-lfm2"})
     void greedyDecodeReproducesIdsOneAtATimeAndBatched(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());

@@ -23,7 +23,9 @@ class HalfPrecisionTest {
     private static final TestCpuBackend BACKEND = new TestCpuBackend(1);
 
     @ParameterizedTest
-    @CsvSource({"stories260k, BF16, 0.4", "stories260k, F16, 0.05", "tiny-qwen3, F16, 0.8"})
+    @CsvSource({"stories260k, BF16, 0.4", "stories260k, F16, 0.05", "tiny-qwen3, F16, 0.8",
+            // Measured here: 0.33, 1.95 and 0.64 (logits span about 48), top-1 agreeing on every case.
+            "tiny-qwen3-moe, BF16, 0.5", "tiny-mixtral, BF16, 3.0", "tiny-lfm2, BF16, 1.0"})
     void logitsStayCloseToFloat32Goldens(String name, DType dtype, double bound) {
         Fixture fixture = Fixture.load(name);
         double worst = 0;

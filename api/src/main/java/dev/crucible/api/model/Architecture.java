@@ -2,14 +2,17 @@ package dev.crucible.api.model;
 
 import dev.crucible.api.UserInputException;
 import dev.crucible.api.model.layout.Attention;
+import dev.crucible.api.model.layout.Block;
 import dev.crucible.api.model.layout.GatedMlp;
 import dev.crucible.api.model.layout.Layer;
 import dev.crucible.api.model.layout.Linear;
+import dev.crucible.api.model.layout.MixtureOfExperts;
 import dev.crucible.api.model.layout.ModelLayout;
 import dev.crucible.api.model.layout.Norm;
 import dev.crucible.api.model.layout.Parameter;
 import dev.crucible.api.model.layout.Residual;
 import dev.crucible.api.model.layout.Role;
+import dev.crucible.api.model.layout.ShortConvolution;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -313,6 +316,157 @@ public enum Architecture {
             }
             return sliding;
         }
+    },
+    /**
+     * Qwen3MoeForCausalLM: Qwen3's attention; the MLP of each layer that {@code mlp_only_layers} and
+     * {@code decoder_sparse_step} make sparse is a mixture ({@code mlp.gate}, {@code mlp.experts.N.*_proj}).
+     */
+    QWEN3_MOE("qwen3_moe", "Qwen3MoeForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return QWEN3.biases(keys);
+        }
+
+        @Override
+        boolean normalizesQueriesAndKeys() {
+            return true;
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return QWEN3.slidingWindow(keys);
+        }
+
+        @Override
+        Experts experts(ModelConfig.Reader keys) {
+            // Qwen3MoeConfig's defaults (transformers' configuration_qwen3_moe).
+            return keys.experts(128, 8, keys.optionalInt("moe_intermediate_size", 768),
+                    keys.optionalBoolean("norm_topk_prob", false));
+        }
+
+        @Override
+        Block feedForward(ModelConfig config, int layer, String prefix, GatedMlp dense) {
+            return config.experts().sparse(layer)
+                    ? mixture(config, layer, prefix + "mlp.", "gate_proj", "up_proj", "down_proj") : dense;
+        }
+    },
+    /**
+     * MixtralForCausalLM: Mistral's attention; every MLP is a mixture ({@code block_sparse_moe.gate},
+     * {@code block_sparse_moe.experts.N.w1/w3/w2} for gate/up/down), the chosen experts' weights always renormalized.
+     */
+    MIXTRAL("mixtral", "MixtralForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            return MISTRAL.biases(keys);
+        }
+
+        @Override
+        int slidingWindow(ModelConfig.Reader keys) {
+            return MISTRAL.slidingWindow(keys);
+        }
+
+        @Override
+        Experts experts(ModelConfig.Reader keys) {
+            // MixtralConfig's defaults; the expert width is intermediate_size.
+            return keys.experts(8, 2, keys.requiredInt("intermediate_size"), true);
+        }
+
+        @Override
+        Block feedForward(ModelConfig config, int layer, String prefix, GatedMlp dense) {
+            return mixture(config, layer, prefix + "block_sparse_moe.", "w1", "w3", "w2");
+        }
+    },
+    /**
+     * Lfm2ForCausalLM: short gated convolution layers beside attention layers ({@code layer_types}), each after
+     * operator_norm, then the SwiGLU feed_forward (w1/w3/w2) after ffn_norm; per-head q/k layernorms; the norm before
+     * the head is {@code embedding_norm}; {@code norm_eps}.
+     */
+    LFM2("lfm2", "Lfm2ForCausalLM") {
+        @Override
+        Biases biases(ModelConfig.Reader keys) {
+            if (keys.optionalBoolean("conv_bias", false)) {
+                throw new UserInputException(keys.source() + ": conv_bias true is not supported");
+            }
+            return new Biases(false, false, false);
+        }
+
+        @Override
+        boolean normalizesQueriesAndKeys() {
+            return true;
+        }
+
+        @Override
+        double normEps(ModelConfig.Reader keys) {
+            return keys.optionalDouble("norm_eps", 1e-5);
+        }
+
+        /** Lfm2MLP's width: intermediate_size, or with block_auto_adjust_ff_dim two thirds of it, scaled and rounded. */
+        @Override
+        int intermediateSize(ModelConfig.Reader keys) {
+            int size = keys.requiredInt("intermediate_size");
+            if (keys.optionalBoolean("block_auto_adjust_ff_dim", false)) {
+                size = (int) (2.0 * size / 3);
+                double multiplier = keys.optionalDouble("block_ffn_dim_multiplier", Double.NaN);
+                if (!Double.isNaN(multiplier)) {
+                    int multipleOf = keys.optionalInt("block_multiple_of", 256);
+                    size = (int) (multiplier * size);
+                    size = multipleOf * ((size + multipleOf - 1) / multipleOf);
+                }
+            }
+            return size;
+        }
+
+        @Override
+        Convolutions convolutions(ModelConfig.Reader keys) {
+            return keys.convolutions(keys.optionalInt("conv_L_cache", 3));
+        }
+
+        @Override
+        public ModelLayout layout(ModelConfig config) {
+            long hidden = config.hiddenSize();
+            int kernel = config.convolutions().length();
+            List<Layer> layers = new ArrayList<>();
+            for (int layer = 0; layer < config.numLayers(); layer++) {
+                String prefix = "model.layers." + layer + ".";
+                Block operator;
+                if (config.convolutions().convolution(layer)) {
+                    String conv = prefix + "conv.";
+                    operator = new ShortConvolution(
+                            new Linear(conv + "in_proj", Role.CONVOLUTION_INPUT, layer, hidden, 3 * hidden, false),
+                            new Parameter(conv + "conv.weight", Role.CONVOLUTION_KERNEL, layer,
+                                    new long[] {hidden, 1, kernel}, false),
+                            new Linear(conv + "out_proj", Role.CONVOLUTION_OUTPUT, layer, hidden, hidden, false),
+                            config.hiddenSize(), kernel);
+                } else {
+                    String attention = prefix + "self_attn.";
+                    long queryWidth = (long) config.numHeads() * config.headDim();
+                    long keyValueWidth = (long) config.numKvHeads() * config.headDim();
+                    operator = new Attention(
+                            new Linear(attention + "q_proj", Role.ATTENTION_QUERY, layer, hidden, queryWidth, false),
+                            new Linear(attention + "k_proj", Role.ATTENTION_KEY, layer, hidden, keyValueWidth, false),
+                            new Linear(attention + "v_proj", Role.ATTENTION_VALUE, layer, hidden, keyValueWidth, false),
+                            new Linear(attention + "out_proj", Role.ATTENTION_OUTPUT, layer, queryWidth, hidden, false),
+                            new Norm(attention + "q_layernorm.weight", Role.QUERY_NORM, layer, config.headDim()),
+                            new Norm(attention + "k_layernorm.weight", Role.KEY_NORM, layer, config.headDim()),
+                            true, config.numHeads(), config.numKvHeads(), config.headDim(), 0,
+                            1.0 / Math.sqrt(config.headDim()), config.headDim(), 0, 0, null);
+                }
+                String mlp = prefix + "feed_forward.";
+                long intermediate = config.intermediateSize();
+                layers.add(new Layer(layer, List.of(
+                        new Residual(new Norm(prefix + "operator_norm.weight", Role.NORM, layer, hidden), operator),
+                        new Residual(new Norm(prefix + "ffn_norm.weight", Role.NORM, layer, hidden), new GatedMlp(
+                                new Linear(mlp + "w1", Role.MLP_GATE, layer, hidden, intermediate, false),
+                                new Linear(mlp + "w3", Role.MLP_UP, layer, hidden, intermediate, false),
+                                new Linear(mlp + "w2", Role.MLP_DOWN, layer, intermediate, hidden, false))))));
+            }
+            long vocab = config.vocabSize();
+            return new ModelLayout(className(),
+                    new Parameter("model.embed_tokens.weight", Role.EMBEDDING, -1, new long[] {vocab, hidden}, false),
+                    layers, new Norm("model.embedding_norm.weight", Role.NORM, -1, hidden),
+                    new Parameter("lm_head.weight", Role.OUTPUT_HEAD, -1, new long[] {vocab, hidden}, false),
+                    config.tieWordEmbeddings(), 1.0, 1.0, false, 0);
+        }
     };
 
     /** Which projections carry a bias: q/k/v, o_proj, and the MLP's. */
@@ -440,6 +594,48 @@ public enum Architecture {
         return 0;
     }
 
+    /** The RMSNorm epsilon this family reads from config.json. */
+    double normEps(ModelConfig.Reader keys) {
+        return keys.optionalDouble("rms_norm_eps", 1e-6);
+    }
+
+    /** The dense MLP's width this family reads from config.json. */
+    int intermediateSize(ModelConfig.Reader keys) {
+        return keys.requiredInt("intermediate_size");
+    }
+
+    /** The short-convolution layers this family reads from config.json, {@link Convolutions#NONE} for none. */
+    Convolutions convolutions(ModelConfig.Reader keys) {
+        return Convolutions.NONE;
+    }
+
+    /** The mixture of experts this family reads from config.json, {@link Experts#NONE} for a dense MLP. */
+    Experts experts(ModelConfig.Reader keys) {
+        return Experts.NONE;
+    }
+
+    /** Layer {@code layer}'s MLP block: the dense gated MLP the layout made, unless the family has another. */
+    Block feedForward(ModelConfig config, int layer, String prefix, GatedMlp dense) {
+        return dense;
+    }
+
+    /** A mixture under {@code module}: its router {@code module + "gate"}, expert N's projections under experts.N. */
+    static MixtureOfExperts mixture(ModelConfig config, int layer, String module, String gate, String up,
+                                    String down) {
+        Experts experts = config.experts();
+        long hidden = config.hiddenSize();
+        List<GatedMlp> mlps = new ArrayList<>();
+        for (int expert = 0; expert < experts.count(); expert++) {
+            String prefix = module + "experts." + expert + ".";
+            mlps.add(new GatedMlp(
+                    new Linear(prefix + gate, Role.MLP_GATE, layer, hidden, experts.width(), false),
+                    new Linear(prefix + up, Role.MLP_UP, layer, hidden, experts.width(), false),
+                    new Linear(prefix + down, Role.MLP_DOWN, layer, experts.width(), hidden, false)));
+        }
+        return new MixtureOfExperts(new Linear(module + "gate", Role.ROUTER, layer, hidden, experts.count(), false),
+                mlps, experts.perToken(), experts.normalize());
+    }
+
     private static int fullAttentionQwen(ModelConfig.Reader keys) {
         if (keys.optionalBoolean("use_sliding_window", false)) {
             throw new UserInputException(keys.source() + ": use_sliding_window true is not supported; "
@@ -491,13 +687,14 @@ public enum Architecture {
                     options.localRopeTheta().isPresent() && config.windowOf(layer) > 0 ? 1 : 0,
                     options.attentionSoftcap(), qkv);
             Linear down = new Linear(mlp + "down_proj", Role.MLP_DOWN, layer, intermediate, hidden, config.mlpBias());
-            GatedMlp mlpBlock = fused
+            GatedMlp denseMlp = fused
                     ? GatedMlp.fused(new Linear(mlp + "gate_up_proj", Role.MLP_GATE_UP, layer, hidden,
                             2 * intermediate, config.mlpBias()), down, options.activation())
                     : new GatedMlp(
                             new Linear(mlp + "gate_proj", Role.MLP_GATE, layer, hidden, intermediate, config.mlpBias()),
                             new Linear(mlp + "up_proj", Role.MLP_UP, layer, hidden, intermediate, config.mlpBias()),
                             down, null, options.activation());
+            Block mlpBlock = feedForward(config, layer, prefix, denseMlp);
             double scale = options.residualMultiplier();
             Norm input = new Norm(prefix + "input_layernorm.weight", Role.NORM, layer, hidden);
             Norm postAttention = new Norm(prefix + "post_attention_layernorm.weight", Role.NORM, layer, hidden);

@@ -3,7 +3,10 @@ package dev.crucible.api.model;
 import dev.crucible.api.model.layout.Attention;
 import dev.crucible.api.model.layout.Block;
 import dev.crucible.api.model.layout.GatedMlp;
+import dev.crucible.api.model.layout.MixtureOfExperts;
+import dev.crucible.api.model.layout.ShortConvolution;
 import dev.crucible.api.tensor.Tensor;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -59,6 +62,51 @@ public sealed interface BlockWeights {
         @Override
         public List<LoraLinear> linears() {
             return gateUp != null ? List.of(gateUp, down) : List.of(gate, up, down);
+        }
+    }
+
+    /** A mixture of experts' weights: its router and each expert's projections, in the layout's order. */
+    record MixtureWeights(MixtureOfExperts layout, Tensor preNorm, Tensor postNorm, LoraLinear router,
+                          List<Expert> experts) implements BlockWeights {
+        public MixtureWeights {
+            Objects.requireNonNull(layout, "layout is null");
+            Objects.requireNonNull(router, "router is null");
+            experts = List.copyOf(experts);
+            if (experts.size() != layout.experts().size()) {
+                throw new IllegalArgumentException(experts.size() + " bound experts for " + layout.experts().size());
+            }
+        }
+
+        @Override
+        public List<LoraLinear> linears() {
+            List<LoraLinear> linears = new ArrayList<>(List.of(router));
+            experts.forEach(expert -> linears.addAll(List.of(expert.gate(), expert.up(), expert.down())));
+            return linears;
+        }
+
+        /** One expert: a gated MLP without a norm of its own (the mixture's is before the router). */
+        public record Expert(LoraLinear gate, LoraLinear up, LoraLinear down) {
+            public Expert {
+                Objects.requireNonNull(gate, "gate is null");
+                Objects.requireNonNull(up, "up is null");
+                Objects.requireNonNull(down, "down is null");
+            }
+        }
+    }
+
+    /** A short convolution's weights: in_proj, the depthwise kernel {@code [width, 1, length]}, out_proj. */
+    record ConvolutionWeights(ShortConvolution layout, Tensor preNorm, Tensor postNorm, LoraLinear input,
+                              Tensor kernel, LoraLinear output) implements BlockWeights {
+        public ConvolutionWeights {
+            Objects.requireNonNull(layout, "layout is null");
+            Objects.requireNonNull(input, "input is null");
+            Objects.requireNonNull(kernel, "kernel is null");
+            Objects.requireNonNull(output, "output is null");
+        }
+
+        @Override
+        public List<LoraLinear> linears() {
+            return List.of(input, output);
         }
     }
 }

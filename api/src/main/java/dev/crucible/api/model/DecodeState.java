@@ -4,6 +4,7 @@ import dev.crucible.api.model.layout.Attention;
 import dev.crucible.api.model.layout.Block;
 import dev.crucible.api.model.layout.Layer;
 import dev.crucible.api.model.layout.ModelLayout;
+import dev.crucible.api.model.layout.ShortConvolution;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
@@ -37,6 +38,8 @@ public final class DecodeState implements AutoCloseable {
                     case Attention attention -> new LayerState.KeyValues(
                             ops.retain(ops.zeros(dtype, batch, attention.kvHeads(), capacity, attention.headDim())),
                             ops.retain(ops.zeros(dtype, batch, attention.kvHeads(), capacity, attention.headDim())));
+                    case ShortConvolution convolution -> new LayerState.ConvolutionWindow(ops.retain(
+                            ops.zeros(dtype, batch, convolution.length() - 1, convolution.width())));
                     case Block other -> throw new IllegalStateException(other + " carries no state");
                 });
             }

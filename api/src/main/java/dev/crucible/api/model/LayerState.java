@@ -45,4 +45,25 @@ public sealed interface LayerState {
             return new KeyValues(tensors.get(0), tensors.get(1));
         }
     }
+
+    /**
+     * A short convolution's most recent inputs, {@code [batch, length - 1, width]}: the {@code B·x} rows of the
+     * positions before this step's, oldest first (zeros before a row's first token). A step returns the window that
+     * ends at its last position.
+     */
+    record ConvolutionWindow(Tensor recent) implements LayerState {
+        public ConvolutionWindow {
+            Objects.requireNonNull(recent, "recent is null");
+        }
+
+        @Override
+        public List<Tensor> tensors() {
+            return List.of(recent);
+        }
+
+        @Override
+        public ConvolutionWindow with(List<Tensor> tensors) {
+            return new ConvolutionWindow(tensors.getFirst());
+        }
+    }
 }

@@ -12,11 +12,13 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.OptionalDouble;
 import java.util.OptionalInt;
+import java.util.Set;
 
 /**
  * What the model definition needs from a Hugging Face {@code config.json}, with transformers' defaults and
@@ -31,6 +33,8 @@ import java.util.OptionalInt;
  * @param eosTokenIds    every end-of-sequence id (config.json allows a number or a list), possibly empty
  * @param dtype          the checkpoint's declared dtype ({@code torch_dtype}/{@code dtype}), F32 when absent
  * @param options        what the family's own keys say ({@link FamilyOptions#NONE} for Llama and its like)
+ * @param experts        the mixture-of-experts MLP (Qwen3-MoE, Mixtral), {@link Experts#NONE} for a dense one
+ * @param convolutions   the short-convolution layers (LFM2), {@link Convolutions#NONE} where every layer attends
  */
 public record ModelConfig(
         Architecture architecture,
@@ -55,7 +59,9 @@ public record ModelConfig(
         List<Integer> eosTokenIds,
         OptionalInt padTokenId,
         DType dtype,
-        FamilyOptions options) {
+        FamilyOptions options,
+        Experts experts,
+        Convolutions convolutions) {
 
     public static final String FILE_NAME = "config.json";
 
@@ -68,6 +74,8 @@ public record ModelConfig(
         Objects.requireNonNull(padTokenId, "padTokenId is null");
         Objects.requireNonNull(dtype, "dtype is null");
         Objects.requireNonNull(options, "options is null");
+        Objects.requireNonNull(experts, "experts is null");
+        Objects.requireNonNull(convolutions, "convolutions is null");
         eosTokenIds = List.copyOf(eosTokenIds);
         if (hiddenSize <= 0 || intermediateSize <= 0 || numLayers <= 0 || numHeads <= 0 || numKvHeads <= 0
                 || headDim <= 0 || vocabSize <= 0) {
@@ -187,7 +195,7 @@ public record ModelConfig(
             if ((scalingNode == null || scalingNode.isNull()) && ropeParameters != null) {
                 scalingNode = ropeParameters;
             }
-            int intermediate = requiredInt("intermediate_size");
+            int intermediate = architecture.intermediateSize(this);
             int layers = requiredInt("num_hidden_layers");
             FamilyOptions options = architecture.options(this, layers);
             return new ModelConfig(
@@ -199,7 +207,7 @@ public record ModelConfig(
                     kvHeads,
                     headDim,
                     requiredInt("vocab_size"),
-                    optionalDouble("rms_norm_eps", 1e-6),
+                    architecture.normEps(this),
                     ropeTheta,
                     ropeScaling(scalingNode),
                     optionalLong("max_position_embeddings", 2048),
@@ -213,7 +221,9 @@ public record ModelConfig(
                     tokenIds("eos_token_id"),
                     optionalTokenId("pad_token_id"),
                     dtype(),
-                    options);
+                    options,
+                    architecture.experts(this),
+                    architecture.convolutions(this));
         }
 
         private int headDim(Architecture architecture, int hidden, int heads) {
@@ -222,6 +232,62 @@ public record ModelConfig(
                 return asInt("head_dim", node);
             }
             return architecture.defaultHeadDim(hidden, heads);
+        }
+
+        /**
+         * The mixture of experts as transformers reads it, with the family's defaults for the expert count
+         * ({@code num_experts}, or its alias {@code num_local_experts}) and experts per token.
+         */
+        Experts experts(int defaultCount, int defaultPerToken, int width, boolean normalize) {
+            int count = optionalInt("num_experts", optionalInt("num_local_experts", defaultCount));
+            Set<Integer> dense = new HashSet<>();
+            JsonNode only = root.get("mlp_only_layers");
+            if (only != null && !only.isNull()) {
+                if (!only.isArray()) {
+                    throw new UserInputException(source + ": mlp_only_layers must be a list of layer indices, got "
+                            + only);
+                }
+                only.forEach(layer -> dense.add(asInt("mlp_only_layers", layer)));
+            }
+            return new Experts(count, optionalInt("num_experts_per_tok", defaultPerToken), width, normalize, dense,
+                    optionalInt("decoder_sparse_step", 1));
+        }
+
+        /**
+         * Which layers are short convolutions: {@code layer_types} ("conv" or "full_attention" per layer), else
+         * every layer not in {@code full_attn_idxs} (none listed: every layer attends), as Lfm2Config derives it.
+         */
+        Convolutions convolutions(int kernel) {
+            int layers = requiredInt("num_hidden_layers");
+            Set<Integer> convolution = new HashSet<>();
+            JsonNode types = root.get("layer_types");
+            if (types != null && !types.isNull()) {
+                if (!types.isArray() || types.size() != layers) {
+                    throw new UserInputException(source + ": layer_types must list one type per layer ("
+                            + layers + "), got " + types);
+                }
+                for (int layer = 0; layer < layers; layer++) {
+                    String type = types.get(layer).asText();
+                    switch (type) {
+                        case "conv" -> convolution.add(layer);
+                        case "full_attention" -> { }
+                        default -> throw new UserInputException(source + ": layer_types entry '" + type
+                                + "' is not supported; supported: conv, full_attention");
+                    }
+                }
+            } else {
+                JsonNode attention = root.get("full_attn_idxs");
+                Set<Integer> attending = new HashSet<>();
+                if (attention != null && !attention.isNull()) {
+                    attention.forEach(layer -> attending.add(asInt("full_attn_idxs", layer)));
+                    for (int layer = 0; layer < layers; layer++) {
+                        if (!attending.contains(layer)) {
+                            convolution.add(layer);
+                        }
+                    }
+                }
+            }
+            return new Convolutions(kernel, convolution);
         }
 
         /** {@code key} as an attention window in tokens, 0 when absent. */
@@ -293,12 +359,12 @@ public record ModelConfig(
             return node.textValue();
         }
 
-        private String optionalText(String key, String fallback) {
+        String optionalText(String key, String fallback) {
             JsonNode node = root.get(key);
             return node == null || node.isNull() ? fallback : node.asText();
         }
 
-        private int requiredInt(String key) {
+        int requiredInt(String key) {
             JsonNode node = root.get(key);
             if (node == null || node.isNull()) {
                 throw new UserInputException(source + ": missing " + key);

@@ -1,6 +1,8 @@
 package dev.crucible.api.model;
 
 import dev.crucible.api.model.BlockWeights.AttentionWeights;
+import dev.crucible.api.model.BlockWeights.ConvolutionWeights;
+import dev.crucible.api.model.BlockWeights.MixtureWeights;
 import dev.crucible.api.model.BlockWeights.MlpWeights;
 import dev.crucible.api.model.layout.Attention;
 import dev.crucible.api.model.layout.ModelLayout;
@@ -16,6 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 
 /**
@@ -160,6 +163,9 @@ public final class Transformer {
                 case AttentionWeights attention -> attention(ops, attention, x, cos, sin,
                         masks.forWindow(attention.layout().window()), step, (LayerState.KeyValues) state, next, index);
                 case MlpWeights mlp -> mlp(ops, mlp, x);
+                case MixtureWeights mixture -> mixture(ops, mixture, x);
+                case ConvolutionWeights convolution -> shortConvolution(ops, convolution, x, step,
+                        (LayerState.ConvolutionWindow) state, next, index);
             };
             if (block.postNorm() != null) {
                 y = norm(ops, y, block.postNorm());
@@ -169,6 +175,89 @@ public final class Transformer {
         }
         return hidden;
     }
+
+    /** {@code down(silu(gate(x)) · up(x))}. */
+    private static Tensor gatedMlp(TensorOps ops, LoraLinear gate, LoraLinear up, LoraLinear down, Tensor x) {
+        return down.apply(ops, ops.gatedSilu(gate.apply(ops, x), up.apply(ops, x)));
+    }
+
+    /**
+     * A sparse mixture of experts over every token of {@code x}, as transformers routes it: softmax of the router's
+     * scores in float32, the {@code perToken} most probable experts (the lowest index on ties), their probabilities
+     * renormalized over the chosen when the layout says so. The routing is written with static shapes (repeated
+     * argmax, one-hot masks), and {@link TensorOps#mixture} runs only the chosen experts where the backend can.
+     */
+    private static Tensor mixture(TensorOps ops, MixtureWeights weights, Tensor x) {
+        long tokens = x.size(0) * x.size(1);
+        long hidden = x.size(2);
+        int count = weights.experts().size();
+        Tensor rows = ops.reshape(x, tokens, hidden);
+        Tensor scores = ops.cast(weights.router().apply(ops, rows), DType.F32);
+        long[] indices = new long[count];
+        for (int expert = 0; expert < count; expert++) {
+            indices[expert] = expert;
+        }
+        Tensor experts = ops.constant(indices, 1, count);
+        // One pick at a time: the best remaining expert, then it is pushed far below every score.
+        Tensor chosen = null;
+        Tensor remaining = scores;
+        for (int pick = 0; pick < weights.layout().perToken(); pick++) {
+            Tensor best = ops.reshape(ops.argmax(remaining, -1), tokens, 1);
+            Tensor hit = ops.cast(ops.compare(best, experts, Comparison.EQUAL), DType.F32);
+            chosen = chosen == null ? hit : ops.add(chosen, hit);
+            remaining = ops.add(remaining, ops.scale(hit, -UNCHOSEN));
+        }
+        // Renormalized top-k probabilities are the softmax over the chosen experts' scores alone.
+        Tensor routing = weights.layout().normalize()
+                ? ops.softmax(ops.add(scores, ops.scale(ops.add(chosen, ops.constant(new float[] {-1f}, 1)), UNCHOSEN)),
+                        -1)
+                : ops.mul(ops.softmax(scores, -1), chosen);
+        routing = ops.cast(routing, x.dtype());
+        List<UnaryOperator<Tensor>> mlps = weights.experts().stream()
+                .<UnaryOperator<Tensor>>map(expert -> routed -> gatedMlp(ops, expert.gate(),
+                        expert.up(), expert.down(), routed))
+                .toList();
+        return ops.reshape(ops.mixture(rows, routing, mlps), x.size(0), x.size(1), hidden);
+    }
+
+    /**
+     * LFM2's gated short convolution of {@code x [B, T, H]}, as transformers' Lfm2ShortConv computes it: B, C and
+     * x from in_proj; {@code B·x} with padding positions zeroed (so nothing of a left-padded row's padding reaches
+     * its tokens); a depthwise causal convolution over the window of earlier {@code B·x} rows and this step's; C
+     * gates it; out_proj. Without state the window before the step is zeros; with it, the step returns the window
+     * that ends at its last position.
+     */
+    private static Tensor shortConvolution(TensorOps ops, ConvolutionWeights weights, Tensor x, Step step,
+                                           LayerState.ConvolutionWindow window, List<LayerState> next, int index) {
+        long batch = x.size(0);
+        long length = x.size(1);
+        int width = weights.layout().width();
+        int kernel = weights.layout().length();
+        Tensor projected = weights.input().apply(ops, x);
+        Tensor gateB = ops.slice(projected, -1, 0, width);
+        Tensor gateC = ops.slice(projected, -1, width, 2L * width);
+        Tensor real = ops.compare(ops.reshape(step.querySlots(), 1, length, 1), ops.reshape(step.padding(), batch, 1, 1),
+                Comparison.GREATER_OR_EQUAL);
+        Tensor inputs = ops.mul(ops.mul(gateB, ops.slice(projected, -1, 2L * width, 3L * width)),
+                ops.cast(real, x.dtype()));
+        Tensor earlier = window != null ? window.recent() : ops.zeros(x.dtype(), batch, kernel - 1, width);
+        Tensor sequence = ops.concat(List.of(earlier, inputs), 1);
+        Tensor convolved = null;
+        for (int tap = 0; tap < kernel; tap++) {
+            Tensor weight = ops.reshape(ops.slice(weights.kernel(), 2, tap, tap + 1), 1, 1, width);
+            Tensor term = ops.mul(ops.slice(sequence, 1, tap, tap + length), weight);
+            convolved = convolved == null ? term : ops.add(convolved, term);
+        }
+        if (window != null) {
+            // A copy (a concat of one part), not a view that would keep the whole step's sequence alive.
+            next.set(index, new LayerState.ConvolutionWindow(ops.retain(ops.concat(List.of(ops.slice(sequence, 1,
+                    length, length + kernel - 1)), 1))));
+        }
+        return weights.output().apply(ops, ops.mul(gateC, convolved));
+    }
+
+    /** How far below every router score an expert already picked (or not chosen) is pushed: exp() of it is 0. */
+    private static final double UNCHOSEN = 1e9;
 
     /** Grouped-query attention of {@code x} over this step's keys and, with a cache, the earlier ones. */
     private Tensor attention(TensorOps ops, AttentionWeights weights, Tensor x, Tensor cos, Tensor sin, Tensor allowed,

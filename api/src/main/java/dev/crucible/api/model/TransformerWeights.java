@@ -4,15 +4,19 @@ import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.io.TensorInfo;
 import dev.crucible.api.model.BlockWeights.AttentionWeights;
+import dev.crucible.api.model.BlockWeights.ConvolutionWeights;
+import dev.crucible.api.model.BlockWeights.MixtureWeights;
 import dev.crucible.api.model.BlockWeights.MlpWeights;
 import dev.crucible.api.model.layout.Attention;
 import dev.crucible.api.model.layout.GatedMlp;
 import dev.crucible.api.model.layout.Layer;
 import dev.crucible.api.model.layout.Linear;
+import dev.crucible.api.model.layout.MixtureOfExperts;
 import dev.crucible.api.model.layout.ModelLayout;
 import dev.crucible.api.model.layout.Norm;
 import dev.crucible.api.model.layout.Parameter;
 import dev.crucible.api.model.layout.Residual;
+import dev.crucible.api.model.layout.ShortConvolution;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
@@ -148,6 +152,11 @@ public record TransformerWeights(ModelLayout layout, Tensor embedding, List<Laye
                     LoraLinear down = linear(mlp.down());
                     yield new MlpWeights(mlp, preNorm, postNorm(residual), gate, up, gateUp, down);
                 }
+                case MixtureOfExperts mixture -> new MixtureWeights(mixture, preNorm, postNorm(residual),
+                        linear(mixture.router()), mixture.experts().stream().map(expert -> new MixtureWeights.Expert(
+                                linear(expert.gate()), linear(expert.up()), linear(expert.down()))).toList());
+                case ShortConvolution convolution -> new ConvolutionWeights(convolution, preNorm, postNorm(residual),
+                        linear(convolution.input()), load(convolution.kernel()), linear(convolution.output()));
             };
             return block;
         }

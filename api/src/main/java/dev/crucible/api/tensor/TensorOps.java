@@ -2,6 +2,7 @@ package dev.crucible.api.tensor;
 
 import java.util.List;
 import java.util.function.Function;
+import java.util.function.UnaryOperator;
 
 /**
  * The narrow set of operations the model definition is written against. An eager backend runs each call; a
@@ -153,6 +154,22 @@ public interface TensorOps {
             case WeightFormat.Int integers -> ComposedDequantization.integers(this, weight, integers);
             default -> throw new UnsupportedOperationException("no dequantization of " + weight.format());
         };
+    }
+
+    /**
+     * A mixture of experts over rows {@code x [N, H]}: {@code Σₑ routing[:, e] · experts[e](x)}, with
+     * {@code routing [N, E]} in {@code x}'s dtype and 0 where a row is not routed to expert e. The default runs every
+     * expert on every row (static shapes, what a tracer lowers); an eager backend overrides it to run each expert on
+     * the rows routed to it only, adding the experts' weighted outputs per row in expert order. Each expert maps
+     * {@code [M, H]} rows to {@code [M, H]}.
+     */
+    default Tensor mixture(Tensor x, Tensor routing, List<UnaryOperator<Tensor>> experts) {
+        Tensor sum = null;
+        for (int expert = 0; expert < experts.size(); expert++) {
+            Tensor term = mul(experts.get(expert).apply(x), slice(routing, 1, expert, expert + 1));
+            sum = sum == null ? term : add(sum, term);
+        }
+        return sum;
     }
 
     /** Rows {@code table[ids]}: {@code ids} of shape S (integers) gives {@code S + [table.size(1)]}. */

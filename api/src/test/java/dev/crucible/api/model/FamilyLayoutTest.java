@@ -59,7 +59,8 @@ class FamilyLayoutTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
-        "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3"})
+        "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3", "tiny-qwen3-moe",
+        "tiny-mixtral"})
     void costCountsWhatTheLayoutHolds(String name) {
         ModelLayout layout = ModelConfig.read(ModelFixtures.fixture(name)).layout();
         assertEquals(layout.parameterCount(), ModelCost.of(layout, dev.crucible.api.tensor.DType.F32).parameters());

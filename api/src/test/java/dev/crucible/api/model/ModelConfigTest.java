@@ -88,7 +88,7 @@ class ModelConfigTest {
     void unsupportedModelTypeNamesItselfAndTheSupportedList() {
         UserInputException error = assertThrows(UserInputException.class, () -> ModelConfig.parse("""
                 {"model_type": "gpt2", "hidden_size": 64}""", "config.json"));
-        assertEquals("model_type 'gpt2' is not supported; supported: llama, mistral, qwen2, qwen3, granite, olmo2, gemma2, gemma3_text, phi3, smollm3", error.getMessage());
+        assertEquals("model_type 'gpt2' is not supported; supported: llama, mistral, qwen2, qwen3, granite, olmo2, gemma2, gemma3_text, phi3, smollm3, qwen3_moe, mixtral, lfm2", error.getMessage());
     }
 
     @Test

@@ -166,12 +166,13 @@ public final class Abliterator {
 
     /**
      * The weight profile of an edited component: the method edits every projection that writes into the residual
-     * stream ({@link ModelLayout#residualWriters()}), attention's output with the attention profile and the MLP's
-     * down projection with the MLP one.
+     * stream ({@link ModelLayout#residualWriters()}), attention's (or a convolution's) output with the attention
+     * profile and the MLP's down projection (every expert's) with the MLP one.
      */
     private static AblationParameters.WeightProfile profile(AblationParameters parameters, Role role) {
         return switch (role) {
-            case ATTENTION_OUTPUT -> parameters.attention();
+            // LFM2's convolution layers take the place of attention: their out_proj gets the attention profile.
+            case ATTENTION_OUTPUT, CONVOLUTION_OUTPUT -> parameters.attention();
             case MLP_DOWN -> parameters.mlp();
             default -> throw new IllegalArgumentException(role + " does not write into the residual stream");
         };

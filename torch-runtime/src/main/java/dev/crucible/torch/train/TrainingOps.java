@@ -51,6 +51,12 @@ final class TrainingOps implements TensorOps {
         return delegate.linear(x, weight, bias);
     }
 
+    /** Routed as the libtorch ops route it; each expert still runs through these ops (adapter dropout). */
+    @Override
+    public Tensor mixture(Tensor x, Tensor routing, List<java.util.function.UnaryOperator<Tensor>> experts) {
+        return delegate.mixture(x, routing, experts);
+    }
+
     @Override
     public TensorScope openScope() {
         return delegate.openScope();

@@ -43,7 +43,10 @@ class TransformerOnXlaTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope"})
+    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope",
+            // The mixture (routing by one-hot masks, every expert mixed) and the convolution with its window state;
+            // Mixtral's ops are Qwen3-MoE's.
+            "tiny-qwen3-moe", "tiny-lfm2"})
     void goldensInFloat32(String name) {
         GoldenFixture fixture = GoldenFixture.load(name);
         try (XlaOps ops = new XlaOps(executor, Sharding.SINGLE);

@@ -1,6 +1,5 @@
 package dev.crucible.api.model.layout;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -61,13 +60,6 @@ public record GatedMlp(Linear gate, Linear up, Linear down, Linear gateUp, Activ
     @Override
     public List<Linear> linears() {
         return gateUp != null ? List.of(gateUp, down) : List.of(gate, up, down);
-    }
-
-    @Override
-    public List<Parameter> parameters() {
-        List<Parameter> parameters = new ArrayList<>();
-        linears().forEach(linear -> parameters.addAll(linear.parameters()));
-        return parameters;
     }
 
     @Override

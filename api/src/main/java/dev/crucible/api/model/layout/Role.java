@@ -21,6 +21,14 @@ public enum Role {
     ATTENTION_QKV,
     /** Attention's output projection: writes into the residual stream. */
     ATTENTION_OUTPUT,
+    /** A mixture of experts' router: one score per expert (Qwen3-MoE's {@code mlp.gate}, Mixtral's). */
+    ROUTER,
+    /** A short convolution's input projection to B, C and x (LFM2's {@code conv.in_proj}). */
+    CONVOLUTION_INPUT,
+    /** A short convolution's depthwise kernel (LFM2's {@code conv.conv.weight}). */
+    CONVOLUTION_KERNEL,
+    /** A short convolution's output projection: writes into the residual stream. */
+    CONVOLUTION_OUTPUT,
     MLP_GATE,
     MLP_UP,
     /** The gate and up projections fused, gate rows first (Phi-3's {@code gate_up_proj}). */
@@ -31,14 +39,14 @@ public enum Role {
     /** A block's projection (a linear layer over the hidden state or a block's inner width). */
     public boolean isProjection() {
         return switch (this) {
-            case ATTENTION_QUERY, ATTENTION_KEY, ATTENTION_VALUE, ATTENTION_QKV, ATTENTION_OUTPUT, MLP_GATE, MLP_UP,
-                 MLP_GATE_UP, MLP_DOWN -> true;
+            case ATTENTION_QUERY, ATTENTION_KEY, ATTENTION_VALUE, ATTENTION_QKV, ATTENTION_OUTPUT, ROUTER,
+                 CONVOLUTION_INPUT, CONVOLUTION_OUTPUT, MLP_GATE, MLP_UP, MLP_GATE_UP, MLP_DOWN -> true;
             default -> false;
         };
     }
 
     /** A projection whose output is added to the residual stream: a block's last one. */
     public boolean writesResidual() {
-        return this == ATTENTION_OUTPUT || this == MLP_DOWN;
+        return this == ATTENTION_OUTPUT || this == CONVOLUTION_OUTPUT || this == MLP_DOWN;
     }
 }
