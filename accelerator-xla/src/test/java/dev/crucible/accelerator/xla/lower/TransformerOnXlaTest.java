@@ -44,6 +44,9 @@ class TransformerOnXlaTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope",
+            // Sliding windows, multipliers, post-norms, fused projections with partial rotary, soft-capped attention
+            // and logits with GeGLU, per-layer RoPE bases: every op the other families' layouts use.
+            "tiny-mistral", "tiny-granite", "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3",
             // The mixture (routing by one-hot masks, every expert mixed) and the convolution with its window state;
             // Mixtral's ops are Qwen3-MoE's.
             "tiny-qwen3-moe", "tiny-lfm2"})
