@@ -21,6 +21,8 @@ public final class Host implements AutoCloseable {
     private final RunnerEnvironment environment;
     private final PluginHost plugins;
     private List<ProbedBackend> probed;
+    private final Consumer<String> notes;
+    private final java.util.Set<String> noted = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** A host that keeps its plugin problems to itself ({@link PluginHost#problems()}). */
     public Host(RunnerEnvironment environment, ClassLoader classpath) {
@@ -29,8 +31,21 @@ public final class Host implements AutoCloseable {
 
     /** @param warnings told each plugin problem (a jar skipped, a provider that failed), one line, as it is found */
     public Host(RunnerEnvironment environment, ClassLoader classpath, Consumer<String> warnings) {
+        this(environment, classpath, warnings, note -> { });
+    }
+
+    /** @param notes told each {@link #noteOnce} line the first time it is noted (the runner prints them on stderr) */
+    public Host(RunnerEnvironment environment, ClassLoader classpath, Consumer<String> warnings, Consumer<String> notes) {
         this.environment = environment;
+        this.notes = notes;
         this.plugins = PluginHost.open(classpath, environment.pluginsDir(), warnings);
+    }
+
+    /** Tells the user {@code line} once per run, however often the run meets what it describes. */
+    public void noteOnce(String line) {
+        if (noted.add(line)) {
+            notes.accept(line);
+        }
     }
 
     public RunnerEnvironment environment() {

@@ -24,7 +24,8 @@ public final class Main {
     public static int run(String[] args, RunnerEnvironment environment, PrintWriter out, PrintWriter err) {
         // Plugin problems are warnings on stderr, for every command, as they are found: a broken jar is skipped, and
         // the user sees why a backend is missing before a command fails for want of it.
-        try (Host host = new Host(environment, Main.class.getClassLoader(), problem -> err.println("warning: " + problem))) {
+        try (Host host = new Host(environment, Main.class.getClassLoader(), problem -> err.println("warning: " + problem),
+                err::println)) {
             CommandLine cli = new CommandLine(new RootCommand(), new CommandFactory(host));
             CommandLine abliterate = cli.getSubcommands().get("abliterate");
             if (abliterate != null) {

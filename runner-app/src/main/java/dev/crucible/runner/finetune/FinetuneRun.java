@@ -111,7 +111,7 @@ public final class FinetuneRun {
         ModelLocator.Located base = ModelSession.locateModel(host, settings.model());
         Path modelDir = base.folder();
         ModelConfig config = ModelConfig.read(modelDir);
-        try (ModelTokenizer tokenizer = ModelTokenizer.load(modelDir);
+        try (ModelTokenizer tokenizer = ModelTokenizer.load(modelDir).notesTo(host::noteOnce);
              Checkpoint checkpoint = Checkpoint.open(modelDir)) {
             ChatFormat format = ChatFormat.of(tokenizer);
             ExampleEncoder encoder = new ExampleEncoder(format, settings.maxLength(), settings.overlong(),

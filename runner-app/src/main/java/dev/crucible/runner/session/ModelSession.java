@@ -72,23 +72,23 @@ public final class ModelSession implements AutoCloseable {
     public static ModelSession open(Host host, DeviceRequest device, OptionalInt threads, String modelSpec, String dtypeName,
                                     QuantizationConfig quantization) {
         ProbedBackend chosen = host.resolve(device);
-        return open(chosen, BackendOptions.withEnvironment(device, host.environment()), threads,
+        return open(host, chosen, BackendOptions.withEnvironment(device, host.environment()), threads,
                 locateModel(host, modelSpec), dtypeName, quantization);
     }
 
     /** {@link #open(Host, DeviceRequest, OptionalInt, String, String, QuantizationConfig)} for a model located already. */
     public static ModelSession open(Host host, DeviceRequest device, OptionalInt threads, ModelLocator.Located location,
                                     String dtypeName, QuantizationConfig quantization) {
-        return open(host.resolve(device), BackendOptions.withEnvironment(device, host.environment()), threads, location,
+        return open(host, host.resolve(device), BackendOptions.withEnvironment(device, host.environment()), threads, location,
                 dtypeName, quantization);
     }
 
-    private static ModelSession open(ProbedBackend chosen, DeviceRequest device, OptionalInt threads,
+    private static ModelSession open(Host host, ProbedBackend chosen, DeviceRequest device, OptionalInt threads,
                                      ModelLocator.Located location, String dtypeName, QuantizationConfig quantization) {
         Path dir = location.folder();
         ModelConfig config = ModelConfig.read(dir);
         ActiveBackend<?, ?> backend = ActiveBackend.setUp(chosen, device, threads);
-        ModelTokenizer tokenizer = ModelTokenizer.load(dir);
+        ModelTokenizer tokenizer = ModelTokenizer.load(dir).notesTo(host::noteOnce);
         Checkpoint checkpoint = null;
         try {
             checkpoint = Checkpoint.open(dir);

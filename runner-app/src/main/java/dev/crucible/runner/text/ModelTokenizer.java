@@ -17,6 +17,7 @@ import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * A model folder's tokenizer as transformers sees it: the fast tokenizer from {@code tokenizer.json} (through
@@ -37,6 +38,7 @@ public final class ModelTokenizer implements AutoCloseable {
     private final Optional<Integer> bosId;
     private final Optional<String> chatTemplate;
     private ChatTemplate compiled;
+    private Consumer<String> notes = note -> { };
 
     private ModelTokenizer(HuggingFaceTokenizer tokenizer, Map<String, String> specialTokens, Set<Integer> eosIds,
                            int padId, Optional<Integer> bosId, Optional<String> chatTemplate) {
@@ -176,18 +178,45 @@ public final class ModelTokenizer implements AutoCloseable {
         return chatTemplate;
     }
 
+    /** The note a run prints when it renders without the system message its template refuses. */
+    public static final String SYSTEM_REFUSED_NOTE = "note: the chat template refuses a system message; running without it";
+
+    /** Where this tokenizer tells the user what it changed about a conversation ({@link #SYSTEM_REFUSED_NOTE}). */
+    public ModelTokenizer notesTo(Consumer<String> notes) {
+        this.notes = notes;
+        return this;
+    }
+
     /**
      * Renders a conversation with the model's chat template, as transformers' {@code apply_chat_template} does
      * (special tokens passed by name, unset ones undefined). A template that rejects the conversation (its
-     * {@code raise_exception}) is the user's input to fix.
+     * {@code raise_exception}) is the user's input to fix — except a leading system message: some families'
+     * templates (Gemma's) refuse any, and a default system prompt must not fail a study, so the conversation is
+     * rendered without it and the note is told.
      */
     public String renderChat(List<Map<String, String>> messages, boolean addGenerationPrompt) {
         ChatTemplate template = compiledTemplate();
         try {
             return template.render(messages, addGenerationPrompt, specialTokens, Map.of());
         } catch (ChatTemplateException e) {
-            throw new UserInputException("the model's chat template refused the conversation: " + e.getMessage(), e);
+            if (e.reason() == ChatTemplateException.Reason.RAISED_BY_TEMPLATE && messages.size() > 1
+                    && "system".equals(messages.getFirst().get("role"))) {
+                String rendered;
+                try {
+                    rendered = template.render(messages.subList(1, messages.size()), addGenerationPrompt,
+                            specialTokens, Map.of());
+                } catch (ChatTemplateException without) {
+                    throw refused(e);
+                }
+                notes.accept(SYSTEM_REFUSED_NOTE);
+                return rendered;
+            }
+            throw refused(e);
         }
+    }
+
+    private static UserInputException refused(ChatTemplateException e) {
+        return new UserInputException("the model's chat template refused the conversation: " + e.getMessage(), e);
     }
 
     /** Chat-renders {@code [system?, user]} with the generation prompt and encodes it (no extra special tokens). */
