@@ -180,7 +180,8 @@ public enum Architecture {
         }
     },
     /**
-     * Gemma3ForCausalLM (the text model, {@code gemma3_text}): Gemma 2 without the soft caps by default, with
+     * Gemma3ForCausalLM (the text model, {@code gemma3_text}): Gemma 2's block (it asks GEMMA2 for those facts, so
+     * they are stated once) without the soft caps by default, with
      * per-head q/k norms (1 + weight), {@code sliding_window_pattern} (every N-th layer full, by default 6) or
      * {@code layer_types}, and the sliding layers' own RoPE base ({@code rope_local_base_freq}, or
      * {@code rope_parameters.sliding_attention} in transformers 5).
@@ -198,7 +199,7 @@ public enum Architecture {
 
         @Override
         int defaultHeadDim(int hidden, int heads) {
-            return 256; // Gemma3TextConfig's default
+            return GEMMA2.defaultHeadDim(hidden, heads); // Gemma3TextConfig's default is Gemma 2's, 256
         }
 
         @Override
@@ -208,17 +209,17 @@ public enum Architecture {
 
         @Override
         Norms norms() {
-            return Norms.AROUND;
+            return GEMMA2.norms();
         }
 
         @Override
         boolean unitOffsetNorms() {
-            return true;
+            return GEMMA2.unitOffsetNorms();
         }
 
         @Override
         boolean tiesEmbeddingsByDefault() {
-            return true;
+            return GEMMA2.tiesEmbeddingsByDefault();
         }
 
         @Override
@@ -228,7 +229,7 @@ public enum Architecture {
 
         @Override
         public GatedMlp.Activation activation() {
-            return GatedMlp.Activation.GELU_TANH;
+            return GEMMA2.activation();
         }
 
         @Override
