@@ -61,6 +61,9 @@ final class CeilingProbe {
     private Rate stream(long nanos) {
         Tensor buffer = torch.empty(new long[] {streamBytes / 4}, options(torch.ScalarType.Float),
                 new org.bytedeco.pytorch.MemoryFormatOptional());
+        if (device.is_cpu()) {
+            HugePages.advise(buffer); // the pages weights are placed on, so the ceiling is the one they can reach
+        }
         buffer.fill_(new Scalar(1.0)); // real pages: an untouched buffer would read the shared zero page
         return repeat(nanos, streamBytes, () -> {
             try (PointerScope step = new PointerScope()) {

@@ -44,6 +44,14 @@ final class HostTransfer {
                                                            Device device) {
         org.bytedeco.pytorch.Tensor view = torch.from_blob(new Address(data.address()), host.shape(),
                 new TensorOptions(TorchTypes.scalarType(host.dtype())));
+        if (device.is_cpu() && (long) dtype.byteSize() * data.byteSize() / host.dtype().byteSize() >= HugePages.SIZE) {
+            // Allocated, advised, then written: huge pages are chosen when a page is first touched (HugePages).
+            org.bytedeco.pytorch.Tensor weight = torch.empty(host.shape(),
+                    new TensorOptions(TorchTypes.scalarType(dtype)), new MemoryFormatOptional());
+            HugePages.advise(weight);
+            weight.copy_(view); // returns weight itself (a C++ reference: the wrapper owns nothing)
+            return weight;
+        }
         return view.to(device, TorchTypes.scalarType(dtype), false, true, new MemoryFormatOptional());
     }
 

@@ -52,6 +52,10 @@ final class MatVec {
     static void rows(boolean bf16, MemorySegment weight, MemorySegment x, MemorySegment bias, MemorySegment y,
                      int rows, int in, int out, int from, int to) {
         int bytes = bf16 ? 2 : 4;
+        if (bf16 && rows == 1 && in % (4 * WIDE_LANES) == 0) {
+            oneRowBf16(weight, x, bias, y, in, from, to);
+            return;
+        }
         for (int n = from; n < to; n++) {
             long offset = (long) n * in * bytes;
             float add = bias == null ? 0f : load(bias, bf16, n);
@@ -67,6 +71,27 @@ final class MatVec {
                 float dot = bf16 ? dotBf16(weight, offset, x, row * in, in) : dotF32(weight, offset, x, row * in, in);
                 store(y, bf16, (long) row * out + n, dot + add);
             }
+        }
+    }
+
+    private static void oneRowBf16(MemorySegment w, MemorySegment x, MemorySegment bias, MemorySegment y, int in,
+                                   int from, int to) {
+        for (int n = from; n < to; n++) {
+            long offset = (long) n * in * 2;
+            FloatVector a0 = FloatVector.zero(WIDENED);
+            FloatVector a1 = a0;
+            FloatVector a2 = a0;
+            FloatVector a3 = a0;
+            for (int k = 0; k < in; k += 4 * WIDE_LANES) {
+                long at = offset + 2L * k;
+                long xa = 4L * k;
+                a0 = widen(w, at).fma(FloatVector.fromMemorySegment(WIDENED, x, xa, ORDER), a0);
+                a1 = widen(w, at + 2L * WIDE_LANES).fma(FloatVector.fromMemorySegment(WIDENED, x, xa + 4L * WIDE_LANES, ORDER), a1);
+                a2 = widen(w, at + 4L * WIDE_LANES).fma(FloatVector.fromMemorySegment(WIDENED, x, xa + 8L * WIDE_LANES, ORDER), a2);
+                a3 = widen(w, at + 6L * WIDE_LANES).fma(FloatVector.fromMemorySegment(WIDENED, x, xa + 12L * WIDE_LANES, ORDER), a3);
+            }
+            float dot = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+            y.setAtIndex(BF16, n, floatToBf16(bias == null ? dot : dot + bf16ToFloat(bias.getAtIndex(BF16, n))));
         }
     }
 
@@ -112,6 +137,16 @@ final class MatVec {
         FloatVector a2 = FloatVector.zero(WIDENED);
         FloatVector a3 = FloatVector.zero(WIDENED);
         int k = 0;
+        int blocked = in - in % (4 * WIDE_LANES);
+        long xBase = 4L * xFrom;
+        for (; k < blocked; k += 4 * WIDE_LANES) {
+            long at = offset + 2L * k;
+            long xa = xBase + 4L * k;
+            a0 = widen(w, at).fma(FloatVector.fromMemorySegment(WIDENED, x, xa, ORDER), a0);
+            a1 = widen(w, at + 2L * WIDE_LANES).fma(FloatVector.fromMemorySegment(WIDENED, x, xa + 4L * WIDE_LANES, ORDER), a1);
+            a2 = widen(w, at + 4L * WIDE_LANES).fma(FloatVector.fromMemorySegment(WIDENED, x, xa + 8L * WIDE_LANES, ORDER), a2);
+            a3 = widen(w, at + 6L * WIDE_LANES).fma(FloatVector.fromMemorySegment(WIDENED, x, xa + 12L * WIDE_LANES, ORDER), a3);
+        }
         for (; k + 4 * WIDE_LANES <= in; k += 4 * WIDE_LANES) {
             long at = offset + 2L * k;
             a0 = widen(w, at).fma(wideInput(x, xFrom + k), a0);
