@@ -65,6 +65,29 @@ public record DecodeBenchReport(DecodeBenchmark.Settings settings, DType dtype, 
         return median(DecodeBenchmark.Round::bandwidthGbs);
     }
 
+    /** Whether llama-bench ran beside every round. */
+    public boolean hasPeer() {
+        return !rounds.isEmpty() && rounds.stream().allMatch(round -> round.peer().isPresent());
+    }
+
+    /** Median over rounds of Crucible's prefill tokens/s over llama-bench's in the same round. */
+    public double prefillRatioToPeer() {
+        return median(round -> prefillTokensPerSecond(round) / round.peer().orElseThrow().prefillTokensPerSecond());
+    }
+
+    /** Median over rounds of Crucible's decode tokens/s over llama-bench's in the same round. */
+    public double decodeRatioToPeer() {
+        return median(round -> decodeTokensPerSecond(round) / round.peer().orElseThrow().decodeTokensPerSecond());
+    }
+
+    private double peerPrefill() {
+        return median(round -> round.peer().orElseThrow().prefillTokensPerSecond());
+    }
+
+    private double peerDecode() {
+        return median(round -> round.peer().orElseThrow().decodeTokensPerSecond());
+    }
+
     /** Peak resident memory over the weights' bytes, or NaN where unknown. */
     public double rssToWeights() {
         return memory.map(m -> (double) m.peakBytes() / cost.weightBytes()).orElse(Double.NaN);
@@ -143,6 +166,15 @@ public record DecodeBenchReport(DecodeBenchmark.Settings settings, DType dtype, 
         json.put("peak_rss_runs_bytes", memory.map(DecodeBenchmark.PeakMemory::runBytes).orElse(null));
         json.put("peak_rss_runs_only", memory.map(DecodeBenchmark.PeakMemory::runsOnly).orElse(null));
         json.put("env", notes);
+        if (hasPeer()) {
+            Map<String, Object> peer = new LinkedHashMap<>();
+            peer.put("tool", "llama-bench");
+            peer.put("prefill_tokens_per_s", round1(peerPrefill()));
+            peer.put("decode_tokens_per_s", round2(peerDecode()));
+            peer.put("prefill_ratio", round3(prefillRatioToPeer()));
+            peer.put("decode_ratio", round3(decodeRatioToPeer()));
+            json.put("llama_cpp", peer);
+        }
 
         List<Map<String, Object>> perRound = new ArrayList<>();
         for (DecodeBenchmark.Round round : rounds) {
@@ -153,6 +185,10 @@ public record DecodeBenchReport(DecodeBenchmark.Settings settings, DType dtype, 
             r.put("decode_s", round3(round.decodeSeconds()));
             r.put("decode_steps", round.decodeSteps());
             r.put("ceilings_method", round.before().method());
+            round.peer().ifPresent(peer -> {
+                r.put("llama_cpp_prefill_tokens_per_s", round1(peer.prefillTokensPerSecond()));
+                r.put("llama_cpp_decode_tokens_per_s", round2(peer.decodeTokensPerSecond()));
+            });
             perRound.add(r);
         }
         json.put("per_round", perRound);
@@ -172,6 +208,12 @@ public record DecodeBenchReport(DecodeBenchmark.Settings settings, DType dtype, 
         } else {
             rows.add(new String[] {"decode", fmt("%.2f tokens/s", decodeTokensPerSecond()),
                     fmt("%.1f GFLOP/s", median(this::decodeGflops)), percent(decodeRatioToMatmul()) + " of matmul"});
+        }
+        if (hasPeer()) {
+            rows.add(new String[] {"llama.cpp prefill", fmt("%.1f tokens/s", peerPrefill()), "",
+                    "Crucible " + fmt("%.2f", prefillRatioToPeer()) + " x llama.cpp"});
+            rows.add(new String[] {"llama.cpp decode", fmt("%.2f tokens/s", peerDecode()), "",
+                    "Crucible " + fmt("%.2f", decodeRatioToPeer()) + " x llama.cpp"});
         }
         rows.add(new String[] {"weights", fmt("%.1f MiB", cost.weightBytes() / 1048576.0), "", ""});
         memory.ifPresent(m -> {
@@ -193,6 +235,10 @@ public record DecodeBenchReport(DecodeBenchmark.Settings settings, DType dtype, 
 
     private static double round1(double value) {
         return Math.round(value * 10) / 10.0;
+    }
+
+    private static double round2(double value) {
+        return Math.round(value * 100) / 100.0;
     }
 
     private static double round3(double value) {

@@ -40,8 +40,13 @@ public final class DecodeBenchmark {
         }
     }
 
-    /** One timed run and the ceilings around it. */
-    public record Round(Ceilings before, Ceilings after, double prefillSeconds, double decodeSeconds, int decodeSteps) {
+    /**
+     * One timed run and the ceilings around it.
+     *
+     * @param peer llama-bench's numbers of the same round, run between the same ceilings, where it was asked for
+     */
+    public record Round(Ceilings before, Ceilings after, double prefillSeconds, double decodeSeconds, int decodeSteps,
+                        java.util.Optional<LlamaBench.Result> peer) {
 
         public double matmulGflops() {
             return (before.matmulGflops() + after.matmulGflops()) / 2;
@@ -67,6 +72,16 @@ public final class DecodeBenchmark {
      * @param padToken     the tokenizer's pad id
      */
     public DecodeBenchReport run(Settings settings, int[] promptTokens, int padToken) {
+        return run(settings, promptTokens, padToken, java.util.Optional.empty());
+    }
+
+    /**
+     * As {@link #run(Settings, int[], int)}, with llama.cpp's llama-bench run in every round between the same two
+     * ceiling measurements as Crucible's run; the two go in alternating order (Crucible first in odd rounds), so a
+     * machine that drifts within a round favours neither.
+     */
+    public DecodeBenchReport run(Settings settings, int[] promptTokens, int padToken,
+                                 java.util.Optional<LlamaBench> peer) {
         List<int[]> prompts = prompts(settings, promptTokens);
         // Resident memory: the peak of loading (everything so far), then the peak of the runs, the mark reset before
         // each so the ceilings' scratch buffers, measured between runs, stay out of it.
@@ -79,11 +94,19 @@ public final class DecodeBenchmark {
         List<Round> rounds = new ArrayList<>();
         Ceilings before = ceilings(1, settings);
         for (int round = 1; round <= settings.rounds(); round++) {
+            java.util.Optional<LlamaBench.Result> peerResult = java.util.Optional.empty();
+            if (peer.isPresent() && round % 2 == 0) {
+                peerResult = java.util.Optional.of(peerRound(peer.get(), round, settings));
+            }
             resets &= ProcessMemory.resetPeak();
             Timing timing = timedRun(settings, prompts, padToken);
             runPeak = Math.max(runPeak, ProcessMemory.peakResidentBytes().orElse(0));
+            if (peer.isPresent() && round % 2 == 1) {
+                peerResult = java.util.Optional.of(peerRound(peer.get(), round, settings));
+            }
             Ceilings after = ceilings(round + 1, settings);
-            Round done = new Round(before, after, timing.prefillSeconds, timing.decodeSeconds, timing.decodeSteps);
+            Round done = new Round(before, after, timing.prefillSeconds, timing.decodeSeconds, timing.decodeSteps,
+                    peerResult);
             rounds.add(done);
             progress.accept(String.format(Locale.ROOT, "round %d/%d: prefill %.1f tokens/s, decode %.2f tokens/s",
                     round, settings.rounds(), settings.batch() * settings.promptLength() / done.prefillSeconds(),
@@ -99,6 +122,13 @@ public final class DecodeBenchmark {
             cost = cost.withLinearBytes(placed.weightBytes() - (cost.weightBytes() - cost.linearBytes()));
         }
         return new DecodeBenchReport(settings, model.dtype(), cost, rounds, java.util.Optional.ofNullable(memory));
+    }
+
+    private LlamaBench.Result peerRound(LlamaBench peer, int round, Settings settings) {
+        LlamaBench.Result result = peer.run();
+        progress.accept(String.format(Locale.ROOT, "round %d/%d: llama-bench prefill %.1f tokens/s, decode %.2f tokens/s",
+                round, settings.rounds(), result.prefillTokensPerSecond(), result.decodeTokensPerSecond()));
+        return result;
     }
 
     /**

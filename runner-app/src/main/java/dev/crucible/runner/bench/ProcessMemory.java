@@ -37,9 +37,21 @@ public final class ProcessMemory {
         }
     }
 
+    /**
+     * Resident anonymous memory on transparent huge pages ({@code AnonHugePages} of {@code /proc/self/smaps_rollup}):
+     * where the weights' pages are huge, one core's streaming reads run faster (see the CPU backend's notes).
+     */
+    public static OptionalLong hugePageBytes() {
+        return field(Path.of("/proc/self/smaps_rollup"), "AnonHugePages:");
+    }
+
     private static OptionalLong field(String name) {
+        return field(STATUS, name);
+    }
+
+    private static OptionalLong field(Path file, String name) {
         try {
-            for (String line : Files.readAllLines(STATUS)) {
+            for (String line : Files.readAllLines(file)) {
                 if (line.startsWith(name)) {
                     // "VmHWM:     123456 kB"
                     String[] parts = line.substring(name.length()).trim().split("\\s+");

@@ -7,6 +7,8 @@ import dev.crucible.api.UserInputException;
 import dev.crucible.runner.Host;
 import dev.crucible.runner.bench.DecodeBenchReport;
 import dev.crucible.runner.bench.DecodeBenchmark;
+import dev.crucible.runner.bench.LlamaBench;
+import dev.crucible.runner.bench.ProcessMemory;
 import dev.crucible.runner.session.ModelSession;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -58,6 +60,15 @@ public final class BenchDecodeCommand implements Callable<Integer> {
     @Option(names = "--ceiling-seconds", defaultValue = "2", paramLabel = "S", description = "Seconds per ceiling measurement, split between matmul and memory read (default: ${DEFAULT-VALUE}).")
     double ceilingSeconds;
 
+    @Option(names = "--compare-gguf", paramLabel = "FILE", description = "The same model as a GGUF file (runner convert "
+            + "--model M --to gguf writes one), run by --llama-bench in every round between the same ceilings as ours.")
+    java.nio.file.Path compareGguf;
+
+    @Option(names = "--llama-bench", paramLabel = "PATH", description = "llama.cpp's llama-bench executable, for "
+            + "--compare-gguf: it runs -p P -n N-1 -d 0,P -r 1 with our thread count, and the table shows both and "
+            + "the ratios, round by round.")
+    java.nio.file.Path llamaBench;
+
     @Option(names = "--json", description = "Print the result as one JSON object.")
     boolean json;
 
@@ -76,6 +87,17 @@ public final class BenchDecodeCommand implements Callable<Integer> {
         if (!(ceilingSeconds > 0)) {
             throw new UserInputException("--ceiling-seconds must be positive, got " + ceilingSeconds);
         }
+        if ((compareGguf == null) != (llamaBench == null)) {
+            throw new UserInputException("--compare-gguf and --llama-bench go together: the GGUF file of the model and "
+                    + "the llama-bench that runs it");
+        }
+        if (compareGguf != null && batch != 1) {
+            throw new UserInputException("--compare-gguf compares batch-1 decode (llama-bench decodes one sequence); "
+                    + "drop --batch " + batch);
+        }
+        // Checked before the model loads; the thread count is fixed once the session says what each op runs on.
+        java.util.Optional<LlamaBench> checked = compareGguf == null ? java.util.Optional.empty()
+                : java.util.Optional.of(LlamaBench.of(llamaBench, compareGguf, 1, promptLength, newTokens));
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         err.println("bench: loading " + modelOptions.model);
@@ -90,9 +112,11 @@ public final class BenchDecodeCommand implements Callable<Integer> {
             DecodeBenchmark.Settings settings = new DecodeBenchmark.Settings(batch, promptLength, newTokens, rounds,
                     Duration.ofMillis(Math.round(ceilingSeconds * 1000)));
             int[] source = session.tokenizer().encodeWithoutSpecialTokens(PROMPT_SOURCE);
-            DecodeBenchReport report = new DecodeBenchmark(session,
-                    line -> err.println("bench: " + line)).run(settings, source, session.tokenizer().padId());
             int threadCount = threadsPerOp(session);
+            java.util.Optional<LlamaBench> peer = checked.map(bench -> LlamaBench.of(llamaBench, compareGguf,
+                    threadCount, promptLength, newTokens));
+            DecodeBenchReport report = new DecodeBenchmark(session, line -> err.println("bench: " + line))
+                    .run(settings, source, session.tokenizer().padId(), peer);
             Map<String, Object> result = report.toJson(modelOptions.model, threadCount, notes());
             if (json) {
                 out.println(Json.write(result));
@@ -142,6 +166,17 @@ public final class BenchDecodeCommand implements Callable<Integer> {
         }
     }
 
+    /** The bracketed choice of {@code /sys/kernel/mm/transparent_hugepage/enabled}, e.g. "madvise". */
+    private static String transparentHugePagePolicy() {
+        try {
+            String line = java.nio.file.Files.readString(java.nio.file.Path.of("/sys/kernel/mm/transparent_hugepage/enabled"));
+            java.util.regex.Matcher chosen = java.util.regex.Pattern.compile("\\[(\\w+)]").matcher(line);
+            return chosen.find() ? chosen.group(1) : "unknown";
+        } catch (java.io.IOException | RuntimeException e) {
+            return "unknown";
+        }
+    }
+
     /** What in the environment changes these numbers, so a reader can reproduce them. */
     private Map<String, String> notes() {
         Map<String, String> notes = new LinkedHashMap<>();
@@ -149,6 +184,10 @@ public final class BenchDecodeCommand implements Callable<Integer> {
             notes.put(name, host.environment().get(name).orElse("unset"));
         }
         notes.put("jdk.incubator.vector", vectorApiLoaded() ? "loaded" : "not loaded");
+        // Weights on 2 MiB pages stream faster from one core; the kernel's policy decides whether advice is heard.
+        ProcessMemory.hugePageBytes().ifPresent(bytes -> notes.put("huge_pages",
+                String.format(Locale.ROOT, "%.0f MiB resident (transparent_hugepage %s)", bytes / 1048576.0,
+                        transparentHugePagePolicy())));
         notes.put("java", System.getProperty("java.version"));
         return notes;
     }
