@@ -44,15 +44,35 @@ final class HostTransfer {
                                                            Device device) {
         org.bytedeco.pytorch.Tensor view = torch.from_blob(new Address(data.address()), host.shape(),
                 new TensorOptions(TorchTypes.scalarType(host.dtype())));
-        if (device.is_cpu() && (long) dtype.byteSize() * data.byteSize() / host.dtype().byteSize() >= HugePages.SIZE) {
-            // Allocated, advised, then written: huge pages are chosen when a page is first touched (HugePages).
-            org.bytedeco.pytorch.Tensor weight = torch.empty(host.shape(),
-                    new TensorOptions(TorchTypes.scalarType(dtype)), new MemoryFormatOptional());
-            HugePages.advise(weight);
-            weight.copy_(view); // returns weight itself (a C++ reference: the wrapper owns nothing)
-            return weight;
+        long bytes = (long) dtype.byteSize() * (data.byteSize() / host.dtype().byteSize());
+        if (device.is_cpu() && bytes >= HugePages.SIZE) {
+            return onHugePages(view, host.shape(), dtype, bytes);
         }
         return view.to(device, TorchTypes.scalarType(dtype), false, true, new MemoryFormatOptional());
+    }
+
+    /**
+     * A CPU copy of {@code view} whose bytes start on a 2 MiB boundary, advised for huge pages before they are
+     * written (huge pages are chosen when a page is first touched; see {@link HugePages}). libtorch allocates with
+     * 64-byte alignment, so a tensor of a few MiB would lose up to 2 MiB of huge pages at each end; this one is a
+     * view into a byte buffer one huge page longer, whose slack before the boundary is never touched, so it costs
+     * address space, not memory. Only the whole huge pages are advised: the tail stays on small pages rather than
+     * fault in a huge page that is mostly slack.
+     */
+    private static org.bytedeco.pytorch.Tensor onHugePages(org.bytedeco.pytorch.Tensor view, long[] shape, DType dtype,
+                                                          long bytes) {
+        try (org.bytedeco.pytorch.Tensor buffer = torch.empty(new long[] {bytes + HugePages.SIZE},
+                new TensorOptions(torch.ScalarType.Byte), new MemoryFormatOptional())) {
+            long address = buffer.data_ptr().address();
+            long skip = ((address + HugePages.SIZE - 1) & -HugePages.SIZE) - address;
+            try (org.bytedeco.pytorch.Tensor aligned = buffer.narrow(0, skip, bytes);
+                 org.bytedeco.pytorch.Tensor typed = aligned.view(TorchTypes.scalarType(dtype))) {
+                org.bytedeco.pytorch.Tensor weight = typed.view(shape);
+                HugePages.advise(weight);
+                weight.copy_(view); // returns weight itself (a C++ reference: the wrapper owns nothing)
+                return weight;
+            }
+        }
     }
 
     /** A bare native address for {@code from_blob}; it owns nothing. */

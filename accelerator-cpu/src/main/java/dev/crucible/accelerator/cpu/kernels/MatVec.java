@@ -53,6 +53,9 @@ final class MatVec {
                      int rows, int in, int out, int from, int to) {
         int bytes = bf16 ? 2 : 4;
         if (bf16 && rows == 1 && in % (4 * WIDE_LANES) == 0) {
+            // One row in a counted loop: its bounds checks are hoisted (the general loop's were not; measured in a
+            // decode step). Float32 keeps the general loop: the same treatment ran it at 0.45-0.67 of the bound
+            // against 0.78.
             oneRowBf16(weight, x, bias, y, in, from, to);
             return;
         }

@@ -98,11 +98,14 @@ public final class VectorKernels implements HostKernels {
         MemorySegment input = widenInput(x, rows * in, bf16);
         int rowsPerTask = Math.max(1, TASK_BYTES / (in * bytes));
         long weightBytes = (long) out * in * bytes;
-        int tasks = weightBytes < PARALLEL_BYTES ? 1 : (out + rowsPerTask - 1) / rowsPerTask;
-        int perTask = tasks == 1 ? out : rowsPerTask;
+        if (weightBytes < PARALLEL_BYTES || pool.threads() == 1) {
+            MatVec.rows(bf16, weight, input, bias, y, rows, in, out, 0, out); // no tasks to share: one pass
+            return;
+        }
+        int tasks = (out + rowsPerTask - 1) / rowsPerTask;
         pool.run(tasks, task -> {
-            int from = task * perTask;
-            int to = Math.min(out, from + perTask);
+            int from = task * rowsPerTask;
+            int to = Math.min(out, from + rowsPerTask);
             MatVec.rows(bf16, weight, input, bias, y, rows, in, out, from, to);
         });
     }
