@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.crucible.api.io.Checkpoint;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -99,6 +102,111 @@ class BenchDecodeCommandTest {
         RunnerCli noKind = RunnerCli.run("bench");
         assertEquals(2, noKind.exit());
         assertTrue(noKind.err().contains("decode"), noKind.err());
+    }
+
+    /**
+     * A stand-in for llama.cpp's llama-bench: it appends its arguments to {@code calls} and prints the JSON the real
+     * one prints for {@code -p P -n G -d 0,P -o json} (one object per test and depth, fields as llama.cpp names them).
+     */
+    private static Path fakeLlamaBench(Path folder, String prefillTs, String decodeTs) throws Exception {
+        Path script = folder.resolve("llama-bench");
+        Files.writeString(script, """
+                #!/bin/sh
+                echo "$@" >> "$(dirname "$0")/calls"
+                echo "loading model" >&2
+                p=0; n=0
+                while [ $# -gt 0 ]; do case "$1" in -p) p=$2;; -n) n=$2;; esac; shift; done
+                cat <<EOF
+                [
+                  {"model_type": "fake", "n_threads": 1, "n_prompt": $p, "n_gen": 0, "n_depth": 0, "avg_ts": %s},
+                  {"model_type": "fake", "n_threads": 1, "n_prompt": 0, "n_gen": $n, "n_depth": 0, "avg_ts": 999},
+                  {"model_type": "fake", "n_threads": 1, "n_prompt": $p, "n_gen": 0, "n_depth": $p, "avg_ts": 999},
+                  {"model_type": "fake", "n_threads": 1, "n_prompt": 0, "n_gen": $n, "n_depth": $p, "avg_ts": %s}
+                ]
+                EOF
+                """.formatted(prefillTs, decodeTs));
+        Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+        return script;
+    }
+
+    @Test
+    void llamaBenchRunsInEveryRoundAndTheRatiosAreOursOverItsAtTheSameDepth() throws Exception {
+        Path model = tinyModel(temp, "bench-peer");
+        Path folder = Files.createDirectories(temp.resolve("peer"));
+        Path gguf = folder.resolve("model.gguf");
+        Files.write(gguf, "GGUF\u0003\u0000\u0000\u0000".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        Path llamaBench = fakeLlamaBench(folder, "100.0", "2.5");
+        RunnerCli r = RunnerCli.run(ONE_THREAD, "bench", "decode", "--model", model.toString(), "--device", "cpu",
+                "--prompt-len", "12", "--new-tokens", "5", "--rounds", "3", "--ceiling-seconds", "0.1",
+                "--compare-gguf", gguf.toString(), "--llama-bench", llamaBench.toString(), "--json");
+        assertEquals(0, r.exit(), r.err());
+        JsonNode json = Json.mapper().readTree(r.out());
+
+        List<String> calls = Files.readAllLines(folder.resolve("calls"));
+        assertEquals(3, calls.size(), "one llama-bench run per round: " + calls);
+        assertEquals("-m " + gguf + " -t 1 -p 12 -n 4 -d 0,12 -r 1 -o json", calls.getFirst(),
+                "the prefill from an empty context and the decode steps after the prompt, as ours");
+        JsonNode peer = json.get("llama_cpp");
+        assertEquals(100.0, peer.get("prefill_tokens_per_s").asDouble());
+        assertEquals(2.5, peer.get("decode_tokens_per_s").asDouble(), "the decode at depth P, not at depth 0");
+        double ours = json.at("/decode/tokens_per_s").asDouble();
+        assertTrue(peer.get("decode_ratio").asDouble() > 0);
+        // Each round's ratio is ours over its; the median of those is within rounding of the median ratio.
+        double medianOfOurs = json.get("per_round").findValues("decode_s").size();
+        assertEquals(3, medianOfOurs);
+        assertEquals(ours / 2.5, peer.get("decode_ratio").asDouble(), 0.01 * ours / 2.5 + 0.001);
+        for (JsonNode round : json.get("per_round")) {
+            assertEquals(2.5, round.get("llama_cpp_decode_tokens_per_s").asDouble());
+        }
+        assertTrue(r.err().contains("round 3/3: llama-bench prefill 100.0 tokens/s, decode 2.50 tokens/s"), r.err());
+    }
+
+    @Test
+    void theComparisonsInputsAreCheckedBeforeTheModelLoads() throws Exception {
+        Path model = tinyModel(temp, "bench-peer-bad");
+        Path folder = Files.createDirectories(temp.resolve("peer-bad"));
+        Path notGguf = Files.writeString(folder.resolve("model.bin"), "PK not a gguf");
+        Path gguf = Files.write(folder.resolve("ok.gguf"), "GGUF\u0003".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        Path llamaBench = fakeLlamaBench(folder, "1", "1");
+        Path notExecutable = Files.writeString(folder.resolve("llama-bench.txt"), "#!/bin/sh\n");
+        String[][] cases = {
+                {"--compare-gguf", gguf.toString()},
+                {"--llama-bench", llamaBench.toString()},
+                {"--compare-gguf", notGguf.toString(), "--llama-bench", llamaBench.toString()},
+                {"--compare-gguf", folder.resolve("missing.gguf").toString(), "--llama-bench", llamaBench.toString()},
+                {"--compare-gguf", gguf.toString(), "--llama-bench", notExecutable.toString()},
+                {"--compare-gguf", gguf.toString(), "--llama-bench", llamaBench.toString(), "--batch", "2"},
+        };
+        String[] expected = {"go together", "go together", "is not a GGUF file", "is not a readable file",
+                "is not an executable file", "compares batch-1 decode"};
+        for (int i = 0; i < cases.length; i++) {
+            List<String> args = new java.util.ArrayList<>(List.of("bench", "decode", "--model", model.toString(),
+                    "--device", "cpu", "--rounds", "1", "--ceiling-seconds", "0.1"));
+            args.addAll(List.of(cases[i]));
+            RunnerCli r = RunnerCli.run(ONE_THREAD, args.toArray(String[]::new));
+            assertEquals(2, r.exit(), String.join(" ", cases[i]) + ": " + r.err());
+            assertTrue(r.err().contains(expected[i]), r.err());
+            assertEquals(1, r.err().strip().lines().count(), "one line: " + r.err());
+            assertFalse(r.err().contains("loading"), "refused before the model loads: " + r.err());
+        }
+        assertFalse(Files.exists(folder.resolve("calls")), "llama-bench never ran");
+    }
+
+    @Test
+    void aFailingLlamaBenchIsOneLineWithItsStatusAndLastWords() throws Exception {
+        Path model = tinyModel(temp, "bench-peer-fails");
+        Path folder = Files.createDirectories(temp.resolve("peer-fails"));
+        Path gguf = Files.write(folder.resolve("ok.gguf"), "GGUF\u0003".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        Path script = folder.resolve("llama-bench");
+        Files.writeString(script, "#!/bin/sh\necho 'main: error: failed to load model' >&2\nexit 1\n");
+        Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+        RunnerCli r = RunnerCli.run(ONE_THREAD, "bench", "decode", "--model", model.toString(), "--device", "cpu",
+                "--prompt-len", "8", "--new-tokens", "3", "--rounds", "1", "--ceiling-seconds", "0.1",
+                "--compare-gguf", gguf.toString(), "--llama-bench", script.toString());
+        assertEquals(2, r.exit(), r.err());
+        String last = r.err().strip().lines().reduce((a, b) -> b).orElse("");
+        assertTrue(last.contains("llama-bench exited with status 1: main: error: failed to load model"), r.err());
+        assertFalse(r.err().contains("\tat "), "no trace: " + r.err());
     }
 
     private static void assertPositive(JsonNode value) {
