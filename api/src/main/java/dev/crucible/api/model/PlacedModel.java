@@ -426,7 +426,13 @@ public final class PlacedModel implements AutoCloseable {
         }
 
         QuantizedTensor place(HostTensor host, WeightFormat format, DType dtype) {
-            return place(WeightCodec.of(format).encode(host.name(), host.toFloatArray(), host.shape()), dtype);
+            QuantizedHostTensor parts = WeightCodec.of(format).encode(host);
+            if (host.data().isNative() && host.data().isMapped()) {
+                // The checkpoint's pages were read once, to quantize; drop them from this process's resident
+                // memory as the full-precision placement does (they fault back in from the page cache if read).
+                host.data().unload();
+            }
+            return place(parts, dtype);
         }
 
         QuantizedTensor place(QuantizedHostTensor parts, DType dtype) {

@@ -74,19 +74,52 @@ public final class IntCodec implements WeightCodec {
         if (columns == 0 || values.length % columns != 0 || values.length != elements(shape)) {
             throw new IllegalArgumentException(name + ": " + values.length + " values for shape " + Arrays.toString(shape));
         }
-        int rows = values.length / columns;
+        return encode(name, shape, (row, into) -> System.arraycopy(values, row * into.length, into, 0, into.length));
+    }
+
+    /**
+     * Reads the tensor one row at a time: a checkpoint quantized while it loads never has a float32 copy of a whole
+     * weight on the Java heap. (Copies of a few MiB each are allocated straight into the old generation, which then
+     * grows by gigabytes before its first collection: measured, a Qwen2.5-0.5B-shaped model quantized to int8 while
+     * loading peaked at 2.9 GB resident for 0.6 GB of weights.)
+     */
+    @Override
+    public QuantizedHostTensor encode(HostTensor host) {
+        long[] shape = host.shape();
+        int columns = Math.toIntExact(shape.length == 0 ? 1 : shape[shape.length - 1]);
+        if (columns == 0 || !host.dtype().isFloatingPoint()) {
+            return WeightCodec.super.encode(host);
+        }
+        return encode(host.name(), shape, (row, into) -> {
+            long from = (long) row * into.length;
+            for (int i = 0; i < into.length; i++) {
+                into[i] = host.floatAt(from + i);
+            }
+        });
+    }
+
+    /** Fills {@code into} with row {@code row}'s values. */
+    private interface Rows {
+        void read(int row, float[] into);
+    }
+
+    private QuantizedHostTensor encode(String name, long[] shape, Rows source) {
+        int columns = Math.toIntExact(shape.length == 0 ? 1 : shape[shape.length - 1]);
+        int rows = Math.toIntExact(elements(shape) / columns);
         int groups = Math.toIntExact(format.groupsPerRow(columns));
         int block = format.blockSize() == 0 ? columns : format.blockSize();
         int rowBytes = Math.toIntExact(format.rowBytes(columns));
-        byte[] data = new byte[rows * rowBytes];
+        byte[] data = new byte[Math.multiplyExact(rows, rowBytes)];
         float[] scales = new float[rows * groups];
         byte[] zeros = format.zeroPoints() ? new byte[rows * groups] : null;
         int qmin = qmin();
         int qmax = qmax();
+        float[] values = new float[columns];
         for (int row = 0; row < rows; row++) {
+            source.read(row, values);
             for (int group = 0; group < groups; group++) {
-                int from = row * columns + group * block;
-                int to = Math.min(row * columns + columns, from + block);
+                int from = group * block;
+                int to = Math.min(columns, from + block);
                 float min = 0f;
                 float max = 0f;
                 for (int i = from; i < to; i++) {
@@ -104,10 +137,9 @@ public final class IntCodec implements WeightCodec {
                     scale = rounded(Math.max(absmax / ((qmax - qmin) / 2f), MIN_SCALE));
                 }
                 scales[row * groups + group] = scale;
-                for (int i = from; i < to; i++) {
-                    float scaled = values[i] / scale + zero;
+                for (int column = from; column < to; column++) {
+                    float scaled = values[column] / scale + zero;
                     int q = (int) Math.rint(Math.min(Math.max(scaled, qmin), qmax));
-                    int column = i - row * columns;
                     if (format.bits() == 8) {
                         data[row * rowBytes + column] = (byte) q;
                     } else {

@@ -16,6 +16,11 @@ public interface WeightCodec {
     /** {@code values}, row-major of {@code shape}, in this format; the parts are heap tensors. */
     QuantizedHostTensor encode(String name, float[] values, long[] shape);
 
+    /** A floating-point host tensor in this format; codecs that can read it in pieces override this. */
+    default QuantizedHostTensor encode(HostTensor host) {
+        return encode(host.name(), host.toFloatArray(), host.shape());
+    }
+
     /** The values {@code tensor} stands for, row-major, in float32. */
     float[] decode(QuantizedHostTensor tensor);
 

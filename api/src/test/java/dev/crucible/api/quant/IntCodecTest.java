@@ -33,6 +33,31 @@ public class IntCodecTest {
     static final long[] SHAPE = {6, 70};
 
     @Test
+    void aHostTensorReadRowByRowEncodesExactlyAsItsFloats() {
+        float[] values = sample();
+        for (DType dtype : new DType[] {DType.F32, DType.BF16, DType.F16}) {
+            dev.crucible.api.tensor.HostTensor host = dev.crucible.api.tensor.HostTensor.ofFloats("w", dtype, SHAPE,
+                    values);
+            float[] stored = host.toFloatArray(); // the values as the dtype rounds them
+            for (WeightFormat.Int format : new WeightFormat.Int[] {new WeightFormat.Int(8, 0, false),
+                    new WeightFormat.Int(4, 32, false), new WeightFormat.Int(8, 64, true)}) {
+                IntCodec codec = new IntCodec(format);
+                QuantizedHostTensor expected = codec.encode("w", stored, SHAPE);
+                QuantizedHostTensor rows = codec.encode(host);
+                String where = dtype + " " + format;
+                assertArrayEquals(expected.data().toByteArray(), rows.data().toByteArray(), where);
+                assertArrayEquals(expected.scales().toByteArray(), rows.scales().toByteArray(), where);
+                assertEquals(expected.zeroPoints() == null, rows.zeroPoints() == null, where);
+                if (expected.zeroPoints() != null) {
+                    assertArrayEquals(expected.zeroPoints().toByteArray(), rows.zeroPoints().toByteArray(), where);
+                }
+                assertEquals("w", rows.name());
+                assertArrayEquals(SHAPE, rows.shape());
+            }
+        }
+    }
+
+    @Test
     void symmetricPerChannelInt8ScalesTheRowMaximumToHalfTheRange() {
         float[] values = sample();
         WeightFormat.Int format = new WeightFormat.Int(8, 0, false);
