@@ -82,17 +82,7 @@ public final class TorchModel implements DeviceModel {
     @Override
     public java.util.List<String> quantizedKernels() {
         return placed.quantizedFormats().stream()
-                .map(format -> describe(format) + ": " + ops.describeKernels(format, placed.dtype())).toList();
-    }
-
-    private static String describe(dev.crucible.api.tensor.WeightFormat format) {
-        return switch (format) {
-            case dev.crucible.api.tensor.WeightFormat.Int integers -> "int" + integers.bits()
-                    + (integers.blockSize() == 0 ? " per-channel" : " blocks of " + integers.blockSize())
-                    + (integers.zeroPoints() ? " with zero points" : "");
-            case dev.crucible.api.tensor.WeightFormat.Nf4 nf4 -> "nf4 blocks of " + nf4.blockSize();
-            default -> format.toString();
-        };
+                .map(format -> format.describe() + ": " + ops.describeKernels(format, placed.dtype())).toList();
     }
 
     /** The libtorch threads this model's ops run on (empty: libtorch's default). */

@@ -74,7 +74,7 @@ final class XlaLowering {
                 executor = new CompileOnlyExecutor("none", devices, program -> Optional.empty());
             }
             List<LoweredProgram> programs = ModelLowering.lower(request.config(), request.checkpoint(),
-                    request.dtype(), sharding, shape, executor);
+                    request.dtype(), request.quantization(), sharding, shape, executor);
             List<LoweringReport.Program> entries = new ArrayList<>();
             for (LoweredProgram program : programs) {
                 String file = program.name() + ".mlir";

@@ -57,7 +57,7 @@ public final class XlaModel implements DeviceModel {
         XlaOps ops = new XlaOps(environment.executor(), sharding, environment.programs());
         try {
             PlacedModel placed = PlacedModel.place(request.config(), request.checkpoint(),
-                    new XlaPlacement(ops, request.dtype()));
+                    new XlaPlacement(ops, request.dtype(), request.quantization()));
             return new XlaModel(ops, placed, notes);
         } catch (RuntimeException | Error e) {
             ops.close();
@@ -68,6 +68,12 @@ public final class XlaModel implements DeviceModel {
     @Override
     public PlacedModel placed() {
         return placed;
+    }
+
+    @Override
+    public List<String> quantizedKernels() {
+        return placed.quantizedFormats().stream()
+                .map(format -> format.describe() + ": " + XlaOps.describeKernels(format, placed.dtype())).toList();
     }
 
     /** The ops this model is traced with (its programs, their compiles, its executor). */

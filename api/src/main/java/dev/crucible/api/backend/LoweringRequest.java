@@ -2,6 +2,7 @@ package dev.crucible.api.backend;
 
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.quant.QuantizationConfig;
 import dev.crucible.api.tensor.DType;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -19,10 +20,13 @@ import java.util.Objects;
  * @param strategy     how a split lays the model out ({@code fsdp})
  * @param topology     the device topology to compile for, in the compiler's own naming; empty for its default
  * @param folder       where the programs and manifests go (exists, empty)
+ * @param quantization which projection weights the programs take quantized, and how (as a run keeps them)
  */
 public record LoweringRequest(ModelConfig config, Checkpoint checkpoint, DType dtype, int batch, int promptLength,
-                              int newTokens, int devices, String strategy, String topology, Path folder) {
+                              int newTokens, int devices, String strategy, String topology, Path folder,
+                              QuantizationConfig quantization) {
     public LoweringRequest {
+        Objects.requireNonNull(quantization, "quantization is null");
         Objects.requireNonNull(config, "config is null");
         Objects.requireNonNull(checkpoint, "checkpoint is null");
         Objects.requireNonNull(dtype, "dtype is null");
@@ -32,5 +36,12 @@ public record LoweringRequest(ModelConfig config, Checkpoint checkpoint, DType d
         if (batch < 1 || promptLength < 1 || newTokens < 1 || devices < 1) {
             throw new IllegalArgumentException("batch, prompt length, new tokens and devices must be at least 1");
         }
+    }
+
+    /** Every weight dense in the compute dtype. */
+    public LoweringRequest(ModelConfig config, Checkpoint checkpoint, DType dtype, int batch, int promptLength,
+                           int newTokens, int devices, String strategy, String topology, Path folder) {
+        this(config, checkpoint, dtype, batch, promptLength, newTokens, devices, strategy, topology, folder,
+                QuantizationConfig.NONE);
     }
 }

@@ -61,7 +61,8 @@ public interface DeviceModel extends AutoCloseable {
      */
     default List<String> quantizedKernels() {
         return placed().quantizedFormats().stream()
-                .map(format -> format + ": dequantized by the backend's composed ops for each product").toList();
+                .map(format -> format.describe() + ": dequantized by the backend's composed ops for each product")
+                .toList();
     }
 
     /** Frees every device tensor; the model is unusable after. */

@@ -12,6 +12,18 @@ public sealed interface WeightFormat {
     /** Bytes a weight of {@code shape} takes in this format, every part included. */
     long storedBytes(long[] shape);
 
+    /** How a run's first lines name it, e.g. {@code int8 per-channel}, {@code int4 blocks of 32 with zero points}. */
+    default String describe() {
+        return switch (this) {
+            case Int integers -> "int" + integers.bits()
+                    + (integers.blockSize() == 0 ? " per-channel" : " blocks of " + integers.blockSize())
+                    + (integers.zeroPoints() ? " with zero points" : "");
+            case Nf4 nf4 -> "nf4 blocks of " + nf4.blockSize();
+            case Dense dense -> dense.dtype().userName();
+            case Gguf gguf -> gguf.type().name();
+        };
+    }
+
     /** One element per weight in {@code dtype}. */
     record Dense(DType dtype) implements WeightFormat {
         private static final Dense[] BY_DTYPE = java.util.Arrays.stream(DType.values()).map(Dense::new)

@@ -26,7 +26,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
+import dev.crucible.api.quant.QuantizationConfig;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
@@ -70,6 +72,9 @@ public final class LowerCommand implements Callable<Integer> {
             description = "The topology to compile for, as the plugin names them (default: the plugin's default; libtpu: 8 cores).")
     String topology;
 
+    @Mixin
+    QuantizationOptions quantizationOptions;
+
     @Option(names = "--out", required = true, paramLabel = "DIR", description = "The folder to create with the programs and manifests.")
     Path out;
 
@@ -95,33 +100,39 @@ public final class LowerCommand implements Callable<Integer> {
         ProbedBackend lowering = host.backends().stream().filter(b -> b.backend() instanceof ProgramLowering).findFirst()
                 .orElseThrow(() -> new UserInputException("no backend can lower programs here: the xla plugin "
                         + "(accelerator-xla) is not installed"));
+        QuantizationConfig quantization = quantizationOptions.config();
         Path folder = ModelSession.resolveModel(host, model);
         ModelConfig config = ModelConfig.read(folder);
         DType dtype = lowering.backend().chooseDtype(config.dtype());
         LoweringReport[] report = new LoweringReport[1];
+        QuantizationConfig[] kept = new QuantizationConfig[1];
         try (Checkpoint checkpoint = Checkpoint.open(folder)) {
+            // As a run keeps them: a folder stored quantized (runner quantize) as stored unless another is asked for.
+            kept[0] = quantization.enabled() ? quantization : checkpoint.storedQuantization();
             StagedFolder.write(out, force, 0, staging -> {
                 try {
                     report[0] = ((ProgramLowering) lowering.backend()).lower(new LoweringRequest(config, checkpoint, dtype,
-                            batch, promptLength, newTokens, devices, strategy, topology, staging), lowering.probe());
+                            batch, promptLength, newTokens, devices, strategy, topology, staging, kept[0]),
+                            lowering.probe());
                 } catch (UncheckedIOException e) {
                     throw e.getCause();
                 }
             });
         }
-        print(report[0], config, dtype);
+        print(report[0], config, dtype, kept[0]);
         return 0;
     }
 
-    private void print(LoweringReport report, ModelConfig config, DType dtype) {
+    private void print(LoweringReport report, ModelConfig config, DType dtype, QuantizationConfig quantization) {
         PrintWriter stdout = spec.commandLine().getOut();
         String shape = String.format(Locale.ROOT, "batch %d x %d tokens + %d new, %s", batch, promptLength, newTokens,
-                dtype.userName());
+                dtype.userName()) + (quantization.enabled() ? ", " + quantization.method().userName() + " weights" : "");
         if (json) {
             Map<String, Object> root = new LinkedHashMap<>();
             root.put("model", model);
             root.put("architecture", config.architecture().modelType());
             root.put("dtype", dtype.userName());
+            root.put("quantization", quantization.describe());
             root.put("batch", batch);
             root.put("prompt_len", promptLength);
             root.put("new_tokens", newTokens);

@@ -8,6 +8,7 @@ import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ModelRunner;
 import dev.crucible.api.model.PlacedModel;
+import dev.crucible.api.quant.QuantizationConfig;
 import dev.crucible.api.tensor.DType;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -37,17 +38,25 @@ public final class ModelLowering {
     private ModelLowering() {
     }
 
-    /**
-     * Lowers {@code config}'s model, with {@code checkpoint}'s tensors (only their names and shapes are read when
-     * {@code executor} does not compute) in {@code dtype}, split as {@code sharding} says.
-     */
+    /** {@link #lower(ModelConfig, Checkpoint, DType, QuantizationConfig, Sharding, Shape, XlaExecutor)}, dense. */
     public static List<LoweredProgram> lower(ModelConfig config, Checkpoint checkpoint, DType dtype, Sharding sharding,
                                              Shape shape, XlaExecutor executor) {
+        return lower(config, checkpoint, dtype, QuantizationConfig.NONE, sharding, shape, executor);
+    }
+
+    /**
+     * Lowers {@code config}'s model, with {@code checkpoint}'s tensors (only their names and shapes are read when
+     * {@code executor} does not compute) in {@code dtype}, the projections {@code quantization} names taken in its
+     * format, split as {@code sharding} says.
+     */
+    public static List<LoweredProgram> lower(ModelConfig config, Checkpoint checkpoint, DType dtype,
+                                             QuantizationConfig quantization, Sharding sharding, Shape shape,
+                                             XlaExecutor executor) {
         Map<String, LoweredProgram> programs = new LinkedHashMap<>();
         List<LoweredProgram> phase = new ArrayList<>();
         try (XlaOps ops = new XlaOps(executor, sharding)) {
             ops.observe(phase::add);
-            try (PlacedModel model = PlacedModel.place(config, checkpoint, new XlaPlacement(ops, dtype));
+            try (PlacedModel model = PlacedModel.place(config, checkpoint, new XlaPlacement(ops, dtype, quantization));
                  ModelRunner runner = new ModelRunner(ops, model, Buckets.SHAPES)) {
                 List<int[]> prompts = Collections.nCopies(shape.batch(), new int[shape.promptLength()]);
                 runner.forward(new ForwardRequest(prompts, shape.batch()), shape.batch());

@@ -37,8 +37,16 @@ sealed interface Op {
 
     record Tanh() implements Op { }
 
-    /** {@code x · weightᵀ (+ bias)}: inputs x, weight and, when {@code bias}, the bias. */
-    record Linear(boolean bias) implements Op { }
+    /**
+     * {@code x · weightᵀ (· scales) (+ bias)}: inputs x, weight, when {@code scaled} a float32 scale per output
+     * channel (applied to the float32 product before the bias and the rounding), and when {@code bias} the bias.
+     */
+    record Linear(boolean bias, boolean scaled) implements Op {
+        /** A plain product, without per-channel scales. */
+        Linear(boolean bias) {
+            this(bias, false);
+        }
+    }
 
     /** {@code a [m, k] · b [k, n]}. */
     record MatMul() implements Op { }

@@ -149,7 +149,8 @@ final class StableHloEmitter {
             case Op.Negate negate -> line("stablehlo.negate " + value(in[0]) + " : " + type(node));
             case Op.Silu silu -> silu(node, in[0]);
             case Op.Tanh tanh -> tanh(node, in[0]);
-            case Op.Linear linear -> linear(node, in[0], in[1], linear.bias() ? in[2] : null);
+            case Op.Linear linear -> linear(node, in[0], in[1], linear.scaled() ? in[2] : null,
+                    linear.bias() ? in[linear.scaled() ? 3 : 2] : null);
             case Op.MatMul matMul -> matMul(node, in[0], in[1]);
             case Op.Embedding embedding -> embedding(node, in[0], in[1]);
             case Op.RmsNorm norm -> rmsNorm(node, in[0], in[1], norm.eps());
@@ -255,13 +256,18 @@ final class StableHloEmitter {
         return convert(result, DType.F32, node.dtype(), shape);
     }
 
-    private String linear(XlaTensor node, XlaTensor x, XlaTensor weight, XlaTensor bias) {
+    private String linear(XlaTensor node, XlaTensor x, XlaTensor weight, XlaTensor scales, XlaTensor bias) {
         int rank = x.shapeView().length;
         DType accumulate = accumulation(node.dtype());
         long[] out = node.shapeView();
         String product = line("stablehlo.dot_general " + value(x) + ", " + value(weight) + ", contracting_dims = ["
                 + (rank - 1) + "] x [1]" + precision(x.dtype()) + " : (" + type(x) + ", " + type(weight) + ") -> "
                 + mlirType(accumulate, out));
+        if (scales != null) {
+            String wideScales = convert(value(scales), scales.dtype(), accumulate, scales.shapeView());
+            String broadcastScales = broadcast(wideScales, accumulate, scales.shapeView(), out);
+            product = line("stablehlo.multiply " + product + ", " + broadcastScales + " : " + mlirType(accumulate, out));
+        }
         if (bias != null) {
             String wideBias = convert(value(bias), bias.dtype(), accumulate, bias.shapeView());
             String broadcastBias = broadcast(wideBias, accumulate, bias.shapeView(), out);

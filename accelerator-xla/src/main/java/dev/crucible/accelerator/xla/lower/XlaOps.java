@@ -11,9 +11,11 @@ import dev.crucible.api.tensor.HalfFloats;
 import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.tensor.Comparison;
 import dev.crucible.api.tensor.DType;
+import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
 import dev.crucible.api.tensor.TensorScope;
+import dev.crucible.api.tensor.WeightFormat;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -104,6 +106,17 @@ public final class XlaOps implements TensorOps, AutoCloseable {
     /** Programs run so far. */
     public synchronized long executions() {
         return executions;
+    }
+
+    /** Bytes the device arrays of every tensor alive here take, over all devices (weights as placed, in their types). */
+    public synchronized long deviceBytes() {
+        long bytes = 0;
+        for (XlaTensor tensor : onDevice) {
+            for (DeviceArray shard : tensor.device.shards()) {
+                bytes += shard.dtype().byteSize() * elements(shard.shape());
+            }
+        }
+        return bytes;
     }
 
     /** Sees every program once it compiled, before it runs (what {@code runner lower} writes out). */
@@ -447,6 +460,59 @@ public final class XlaOps implements TensorOps, AutoCloseable {
         return node(new Op.Linear(true), in.dtype(), shape, in, w, b);
     }
 
+    /**
+     * int8 per-channel in XLA's own form: the s8 codes converted to the compute dtype in the program (exact: every
+     * code is an integer of at most 7 bits) feed the {@code dot_general}, and each output channel's float32 scale
+     * multiplies the float32 product before the bias and the one rounding, as {@code x·(q·s)ᵀ = (x·qᵀ)·s}. The
+     * libtorch backends dequantize first (the weight {@code q·s} rounded to the compute dtype, then multiplied), so
+     * in bf16 the two differ by that rounding of the weight; in float32 only in the last bits. Every other format
+     * takes the composed dequantization ({@link TensorOps#dequantize}), which traces into converts, gathers from the
+     * codebook and multiplies ahead of the product.
+     */
+    @Override
+    public synchronized Tensor linear(Tensor x, QuantizedTensor weight, Tensor bias) {
+        if (!scalesOnOutput(weight.format()) || weight.shape().length != 2 || own(x).dtype() != weight.dtype()) {
+            return TensorOps.super.linear(x, weight, bias);
+        }
+        XlaTensor in = own(x);
+        XlaTensor codes = own(cast(weight.data(), weight.dtype()));
+        XlaTensor scales = own(reshape(weight.scales(), weight.size(0)));
+        long[] shape = in.shape();
+        check(shape.length >= 1 && shape[shape.length - 1] == weight.size(1), "linear " + in + " by " + weight);
+        shape[shape.length - 1] = weight.size(0);
+        if (bias == null) {
+            return node(new Op.Linear(false, true), in.dtype(), shape, in, codes, scales);
+        }
+        XlaTensor b = own(bias);
+        check(Arrays.equals(b.shapeView(), new long[] {weight.size(0)}), "bias " + b + " for " + weight);
+        sameType(in, b);
+        return node(new Op.Linear(true, true), in.dtype(), shape, in, codes, scales, b);
+    }
+
+    /** int8 with one scale per output row and no zero points: the format whose scales go on the product. */
+    private static boolean scalesOnOutput(WeightFormat format) {
+        return format instanceof WeightFormat.Int integers && integers.bits() == 8 && integers.blockSize() == 0
+                && !integers.zeroPoints();
+    }
+
+    /** Which form products with weights of {@code format} take in the programs (a run's first lines say it). */
+    public static String describeKernels(WeightFormat format, DType dtype) {
+        String product = "dot_general in " + dtype.userName() + (dtype == DType.F32 ? "" : " accumulating in float32");
+        if (scalesOnOutput(format)) {
+            return "s8 weights converted to " + dtype.userName() + " in the program, " + product
+                    + ", scales on the output";
+        }
+        return switch (format) {
+            case WeightFormat.Int integers -> (integers.bits() == 8 ? "s8" : "u8-packed")
+                    + " weights dequantized to " + dtype.userName() + " in the program ("
+                    + (integers.bits() == 8 ? "convert" : "gather from the codebook") + ", scales"
+                    + (integers.zeroPoints() ? " and zero points" : "") + "), then " + product;
+            case WeightFormat.Nf4 nf4 -> "u8-packed weights dequantized to " + dtype.userName()
+                    + " in the program (gather from the NF4 codebook, block absmax), then " + product;
+            default -> "dequantized by the composed ops in the program, then " + product;
+        };
+    }
+
     @Override
     public synchronized Tensor matmul(Tensor a, Tensor b) {
         XlaTensor left = own(a);
@@ -460,6 +526,11 @@ public final class XlaOps implements TensorOps, AutoCloseable {
         XlaTensor t = own(table);
         XlaTensor i = own(ids);
         check(t.rank() == 2 && !i.dtype().isFloatingPoint() && i.dtype() != DType.BOOL, "embedding " + t + " by " + i);
+        if (i.op instanceof Op.Convert && (i.inputs[0].dtype() == DType.U8 || i.inputs[0].dtype() == DType.I32)) {
+            // Packed codes arrive widened to i64 (a codebook lookup's indices in the composed dequantization); the
+            // gather takes them as they are, which keeps a weight-sized i64 array (emulated on a TPU) out of the program.
+            i = i.inputs[0];
+        }
         long[] out = Arrays.copyOf(i.shapeView(), i.rank() + 1);
         out[i.rank()] = t.size(1);
         return node(new Op.Embedding(), t.dtype(), out, t, i);
