@@ -64,6 +64,43 @@ class LowerCommandTest {
         assertEquals(10, donated, "keys and values of 5 layers stay on the device");
     }
 
+    /**
+     * {@code --quantization int8}: the programs take the projections as s8 codes and f32 scales (no dense copy), the
+     * report says so, and libtpu's compiled argument memory is smaller than the dense programs'.
+     */
+    @Test
+    void quantizedProgramsTakeIntegerWeightsAndLessArgumentMemory(@TempDir Path temp) throws Exception {
+        requireLibtpu();
+        String model = GenerateCommandTest.stories().toString();
+        List<String> shape = List.of("--batch", "1", "--prompt-len", "8", "--new-tokens", "4", "--json");
+        List<String> dense = new ArrayList<>(List.of("lower", "--model", model, "--out", temp.resolve("d").toString()));
+        dense.addAll(shape);
+        List<String> int8 = new ArrayList<>(List.of("lower", "--model", model, "--out", temp.resolve("q").toString(),
+                "--quantization", "int8"));
+        int8.addAll(shape);
+        RunnerCli d = RunnerCli.run(Map.of(), dense.toArray(String[]::new));
+        RunnerCli q = RunnerCli.run(Map.of(), int8.toArray(String[]::new));
+        assertEquals(0, q.exit(), q.err());
+        JsonNode report = Json.mapper().readTree(q.out());
+        assertTrue(report.get("quantization").asText().startsWith("int8 per-channel"), q.out());
+        JsonNode step = Json.mapper().readTree(temp.resolve("q/decode_step.manifest.json").toFile());
+        Map<String, String> dtypes = new java.util.HashMap<>();
+        step.get("arguments").forEach(a -> dtypes.put(a.get("name").asText(), a.get("dtype").asText()));
+        String down = "model.layers.0.mlp.down_proj.weight";
+        assertEquals("I8", dtypes.get(down + ".qdata"), dtypes.toString());
+        assertEquals("F32", dtypes.get(down + ".scales"), dtypes.toString());
+        assertTrue(!dtypes.containsKey(down), "no dense copy: " + dtypes);
+        assertTrue(java.util.regex.Pattern.compile("stablehlo\\.convert %arg\\d+ : \\(tensor<\\d+x\\d+xi8>\\) -> "
+                + "tensor<\\d+x\\d+xbf16>").matcher(Files.readString(temp.resolve("q/decode_step.mlir"))).find(),
+                "the program converts the s8 codes to bf16");
+        JsonNode denseReport = Json.mapper().readTree(d.out());
+        for (int i = 0; i < report.get("programs").size(); i++) {
+            long quantized = report.get("programs").get(i).at("/memory_per_device/arguments").asLong();
+            long full = denseReport.get("programs").get(i).at("/memory_per_device/arguments").asLong();
+            assertTrue(quantized < full, report.get("programs").get(i).get("name") + ": " + quantized + " >= " + full);
+        }
+    }
+
     @Test
     void jsonReportsCompileTimeAndMemoryPerDevice(@TempDir Path temp) throws Exception {
         requireLibtpu();

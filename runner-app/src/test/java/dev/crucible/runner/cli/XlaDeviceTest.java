@@ -14,8 +14,10 @@ import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -111,6 +113,51 @@ class XlaDeviceTest {
                     name + " trial " + t + ": the sampler saw the same scores");
             assertSameScores(cpu.get(t).get("scores"), xla.get(t).get("scores"), name + " trial " + t);
         }
+    }
+
+    /**
+     * {@code --quantization} on xla: the weights stay quantized on the device (the programs convert the codes) and
+     * greedy generation gives the CPU backend's ids; the run's first lines say how XLA computes with them.
+     */
+    @ParameterizedTest
+    @CsvSource({"stories260k, int8, 'int8 per-channel: s8 weights converted to float32 in the program, dot_general in "
+            + "float32, scales on the output'", "tiny-qwen3, int4, 'int4 blocks of 32: u8-packed weights dequantized "
+            + "to float32 in the program (gather from the codebook, scales), then dot_general in float32'"})
+    void quantizedGenerateGivesTheCpuBackendsIds(String name, String method, String kernels) throws IOException {
+        List<String> args = List.of("generate", "--model", withChatTemplate(name).toString(), "--prompt",
+                "Once upon a time", "--prompt", "Lily and Tom went", "--max-new-tokens", "24", "--quantization", method);
+        RunnerCli cpu = runWithNotes("cpu", args);
+        RunnerCli xla = runWithNotes("xla", args);
+        assertEquals(ids(Json.mapper().readTree(cpu.out())), ids(Json.mapper().readTree(xla.out())), name + " " + method);
+        List<String> lines = xla.err().lines().toList();
+        assertTrue(lines.getFirst().startsWith("quantization: " + method), xla.err());
+        assertEquals("kernels: " + kernels, lines.get(1), xla.err());
+    }
+
+    /** A folder {@code runner quantize} wrote runs on xla as stored: its codes placed as they are, the CPU's ids. */
+    @Test
+    void aQuantizedFolderRunsOnXlaAsStored() throws IOException {
+        Path folder = temp.resolve("stories260k-int8");
+        RunnerCli quantize = RunnerCli.run(ONE_THREAD, "quantize", "--model", withChatTemplate("stories260k").toString(),
+                "--bits", "8", "--out", folder.toString());
+        assertEquals(0, quantize.exit(), quantize.err());
+        List<String> args = List.of("generate", "--model", folder.toString(), "--prompt", "Once upon a time",
+                "--max-new-tokens", "24");
+        RunnerCli cpu = runWithNotes("cpu", args);
+        RunnerCli xla = runWithNotes("xla", args);
+        assertEquals(ids(Json.mapper().readTree(cpu.out())), ids(Json.mapper().readTree(xla.out())));
+        assertTrue(xla.err().startsWith("quantization: int8 per-channel (symmetric); full precision: lm_head, "
+                + "model.embed_tokens, biases and norms; 35 of 35 projections quantized"), xla.err());
+        assertTrue(xla.err().contains("kernels: int8 per-channel: s8 weights converted to float32 in the program"),
+                xla.err());
+    }
+
+    private static RunnerCli runWithNotes(String device, List<String> args) {
+        List<String> all = new ArrayList<>(args);
+        all.addAll(List.of("--device", device, "--dtype", "float32", "--json"));
+        RunnerCli r = RunnerCli.run(ONE_THREAD, all.toArray(String[]::new));
+        assertEquals(0, r.exit(), device + ": " + r.err());
+        return r;
     }
 
     /** Refusal counts exactly; KL divergences to float32 rounding of a sum over the vocabulary. */
