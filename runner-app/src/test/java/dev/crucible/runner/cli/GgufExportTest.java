@@ -197,6 +197,239 @@ class GgufExportTest {
         }
     }
 
+    /**
+     * A family added after the first four, as llama.cpp reads it: its architecture, the keys its loader reads beyond
+     * the common ones, each layer's tensor names, and how a checkpoint tensor's values become the file's.
+     */
+    private record Family(String fixture, String arch, List<String> layerTensors, boolean output,
+                          Map<String, Double> keys) {
+        /** llama.cpp's rope rotates adjacent pairs for these, so q/k rows are interleaved. */
+        boolean interleaved() {
+            return arch.equals("llama") || arch.equals("granite") || arch.equals("smollm3");
+        }
+
+        boolean gemma() {
+            return arch.startsWith("gemma");
+        }
+    }
+
+    private static final List<String> LLAMA_LAYER = List.of("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+            "ffn_norm", "ffn_gate", "ffn_up", "ffn_down");
+    private static final List<String> GEMMA2_LAYER = List.of("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+            "post_attention_norm", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down", "post_ffw_norm");
+
+    private static List<Family> laterFamilies() {
+        List<String> gemma3 = new ArrayList<>(GEMMA2_LAYER);
+        gemma3.addAll(List.of("attn_q_norm", "attn_k_norm"));
+        return List.of(
+                new Family("tiny-phi3", "phi3", List.of("attn_norm", "attn_qkv", "attn_output", "ffn_norm", "ffn_up",
+                        "ffn_down"), true, Map.of("phi3.rope.dimension_count", 8.0, "phi3.attention.sliding_window", 0.0)),
+                new Family("tiny-gemma2", "gemma2", GEMMA2_LAYER, false, Map.of("gemma2.attn_logit_softcapping", 20.0,
+                        "gemma2.final_logit_softcapping", 15.0, "gemma2.attention.sliding_window", 8.0,
+                        "gemma2.attention.sliding_window_pattern", 2.0)),
+                new Family("tiny-mixtral", "llama", List.of("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+                        "ffn_norm", "ffn_gate_inp", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"), true,
+                        Map.of("llama.expert_count", 4.0, "llama.expert_used_count", 2.0)),
+                new Family("tiny-olmo2", "olmo2", List.of("attn_q", "attn_k", "attn_v", "attn_output", "attn_q_norm",
+                        "attn_k_norm", "post_attention_norm", "ffn_gate", "ffn_up", "ffn_down", "post_ffw_norm"), true,
+                        Map.of()),
+                new Family("tiny-granite", "granite", LLAMA_LAYER, false, Map.of("granite.attention.scale", 0.09,
+                        "granite.embedding_scale", 6.0, "granite.residual_scale", 0.4, "granite.logit_scale", 3.0)),
+                new Family("tiny-gemma3", "gemma3", gemma3, false, Map.of("gemma3.attention.sliding_window", 8.0,
+                        "gemma3.attention.sliding_window_pattern", 4.0, "gemma3.rope.freq_base_swa", 10000.0,
+                        "gemma3.rope.freq_base", 1e6)),
+                new Family("tiny-smollm3", "smollm3", LLAMA_LAYER, false, Map.of()));
+    }
+
+    @Test
+    void theLaterFamiliesReadBackWithLlamaCppsKeysNamesAndTransformedValues() throws Exception {
+        Path python = OracleVenv.python();
+        for (Family family : laterFamilies()) {
+            Path model = QuantizedRunTest.fixture(family.fixture());
+            ModelConfig config = ModelConfig.read(model);
+            JsonNode json = Json.mapper().readTree(model.resolve("config.json").toFile());
+            Read read = convertAndRead(model, "f32", python);
+            String what = family.fixture();
+            String arch = family.arch();
+            assertEquals(arch, read.metadata("general.architecture").asText(), what);
+            assertEquals(config.numLayers(), read.metadata(arch + ".block_count").asInt(), what);
+            assertEquals(config.numHeads(), read.metadata(arch + ".attention.head_count").asInt(), what);
+            assertEquals(config.numKvHeads(), read.metadata(arch + ".attention.head_count_kv").asInt(), what);
+            assertEquals(config.headDim(), read.metadata(arch + ".attention.key_length").asInt(), what);
+            assertEquals(json.get("rms_norm_eps").floatValue(),
+                    (float) read.metadata(arch + ".attention.layer_norm_rms_epsilon").asDouble(), what);
+            family.keys().forEach((key, value) -> assertEquals(value.floatValue(),
+                    (float) read.metadata(key).asDouble(), what + " " + key));
+            if (arch.equals("gemma3")) {
+                assertEquals(null, read.metadata("gemma3.attn_logit_softcapping"), "Gemma 3 has no attention cap");
+            }
+
+            List<String> names = new ArrayList<>(List.of("token_embd.weight", "output_norm.weight"));
+            for (int layer = 0; layer < config.numLayers(); layer++) {
+                for (String tensor : family.layerTensors()) {
+                    names.add("blk." + layer + "." + tensor + ".weight");
+                }
+            }
+            if (family.output()) {
+                names.add("output.weight");
+            }
+            Map<String, JsonNode> tensors = read.tensors();
+            assertEquals(names.stream().sorted().toList(), tensors.keySet().stream().sorted().toList(), what);
+
+            // Gemma 2's llama.cpp scales queries by head_dim^-0.5; the fixture's query_pre_attn_scalar differs.
+            double queryFold = arch.equals("gemma2")
+                    ? Math.sqrt(config.headDim() / json.get("query_pre_attn_scalar").asDouble()) : 1;
+            try (Checkpoint checkpoint = Checkpoint.open(model)) {
+                for (String hf : checkpoint.names()) {
+                    long[] shape = checkpoint.info(hf).shape();
+                    float[] expected = checkpoint.tensor(hf).toFloatArray();
+                    String name = laterName(hf, arch);
+                    if (name.contains("_exps.")) {
+                        // Expert E's rows are the E-th slice of the stacked [experts, out, in] tensor.
+                        int expert = Integer.parseInt(hf.replaceFirst(".*\\.experts\\.(\\d+)\\..*", "$1"));
+                        float[] stacked = read.values(name);
+                        assertArrayEquals(new long[] {shape[1], shape[0], config.experts().count()},
+                                Json.mapper().convertValue(tensors.get(name).get("shape"), long[].class), what + name);
+                        assertArrayEquals(expected, java.util.Arrays.copyOfRange(stacked, expert * expected.length,
+                                (expert + 1) * expected.length), what + " " + hf);
+                        continue;
+                    }
+                    JsonNode tensor = tensors.get(name);
+                    if (hf.equals("lm_head.weight") && !family.output()) {
+                        continue;
+                    }
+                    long[] reversed = new long[shape.length];
+                    for (int i = 0; i < shape.length; i++) {
+                        reversed[i] = shape[shape.length - 1 - i];
+                    }
+                    assertArrayEquals(reversed, Json.mapper().convertValue(tensor.get("shape"), long[].class),
+                            what + " " + name);
+                    assertEquals("F32", tensor.get("type").asText(), what + " " + name);
+                    if (family.interleaved() && (name.contains("attn_q.") || name.contains("attn_k."))) {
+                        expected = interleaved(expected, shape, name.contains("attn_q.") ? config.numHeads()
+                                : config.numKvHeads());
+                    }
+                    for (int i = 0; i < expected.length; i++) {
+                        if (family.gemma() && name.endsWith("norm.weight")) {
+                            expected[i] += 1; // Gemma's RMSNorm multiplies by 1 + weight; llama.cpp's by the weight
+                        }
+                        if (name.contains(".attn_q.")) {
+                            expected[i] = (float) (expected[i] * queryFold);
+                        }
+                    }
+                    assertArrayEquals(expected, read.values(name), what + " " + name);
+                }
+            }
+        }
+        Read q8 = convertAndRead(QuantizedRunTest.fixture("tiny-mixtral"), "q8_0", python);
+        assertEquals("Q8_0", q8.tensors().get("blk.0.ffn_down_exps.weight").get("type").asText());
+        assertEquals("F32", q8.tensors().get("blk.0.ffn_gate_inp.weight").get("type").asText(), "routers stay F32");
+        try (Checkpoint checkpoint = Checkpoint.open(QuantizedRunTest.fixture("tiny-mixtral"))) {
+            float[] expert3 = checkpoint.tensor("model.layers.0.block_sparse_moe.experts.3.w2.weight").toFloatArray();
+            float[] stacked = q8.values("blk.0.ffn_down_exps.weight");
+            byte[] raw = q8.raw("blk.0.ffn_down_exps.weight");
+            float[] slice = java.util.Arrays.copyOfRange(stacked, 3 * expert3.length, 4 * expert3.length);
+            byte[] rawSlice = java.util.Arrays.copyOfRange(raw, 3 * expert3.length / 32 * 34,
+                    4 * expert3.length / 32 * 34);
+            assertArrayEquals(q8_0(expert3), rawSlice, "expert 3's Q8_0 blocks byte for byte");
+            for (int i = 0; i < expert3.length; i++) {
+                float amax = 0;
+                for (int j = i / 32 * 32; j < i / 32 * 32 + 32; j++) {
+                    amax = Math.max(amax, Math.abs(expert3[j]));
+                }
+                assertEquals(expert3[i], slice[i], amax / 127, "q8_0 expert weight " + i + ": within half a step");
+            }
+        }
+    }
+
+    /**
+     * llama.cpp's {@code llama-simple}: {@code $LLAMA_SIMPLE}, else the build beside the repository
+     * ({@code ../peers/llama.cpp/build/bin}); the test is skipped without one.
+     */
+    private static Path llamaSimple() {
+        String configured = System.getenv("LLAMA_SIMPLE");
+        Path path = configured != null ? Path.of(configured)
+                : Path.of(System.getProperty("crucible.repo.root", ".."), "..", "peers", "llama.cpp", "build", "bin",
+                        "llama-simple").normalize();
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(path), "llama.cpp's llama-simple is not at "
+                + path + " (set LLAMA_SIMPLE): the llama.cpp build is outside the repository and not in CI");
+        return path;
+    }
+
+    /**
+     * Greedy text without whitespace (a decoded first token drops its leading space, a printed piece keeps it) and
+     * without undecodable bytes (they print differently).
+     */
+    private static String normalized(String text) {
+        return text.replace("\uFFFD", "").replaceAll("\\s+", "");
+    }
+
+    @Test
+    void llamaCppGeneratesWhatRunnerGeneratesForTheLaterFamilies() throws Exception {
+        Path llama = llamaSimple();
+        List<String> prompts = List.of("Once upon a time, there was a little girl named",
+                "Lily and Tom went to the park. They saw a big dog and");
+        for (Family family : laterFamilies()) {
+            // llama.cpp gives a model whose general.name contains "phi3" Phi-3's special-token attributes, and looks
+            // up <|endoftext|>, which the fixture's (stories260k) vocabulary lacks: convert it under another name.
+            Path model = Files.createSymbolicLink(dir.resolve(family.fixture().replace("phi3", "p-three")),
+                    QuantizedRunTest.fixture(family.fixture()).toAbsolutePath());
+            Path file = dir.resolve(family.fixture() + ".gguf");
+            RunnerCli convert = RunnerCli.run("convert", "--model", model.toString(), "--to", "gguf", "--gguf-type",
+                    "f32", "--out", file.toString());
+            assertEquals(0, convert.exit(), convert.err());
+            for (String prompt : prompts) {
+                RunnerCli ours = RunnerCli.run(Map.of("CRUCIBLE_THREADS", "1"), "generate", "--model",
+                        model.toString(), "--prompt", prompt, "--max-new-tokens", "12", "--json");
+                assertEquals(0, ours.exit(), ours.err());
+                String text = Json.mapper().readTree(ours.out()).get("text").asText();
+                Process process = new ProcessBuilder(llama.toString(), "-m", file.toString(), "-n", "12", prompt)
+                        .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+                String theirs = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                assertTrue(process.waitFor(2, TimeUnit.MINUTES), "llama-simple did not finish");
+                assertEquals(0, process.exitValue(), family.fixture() + ": llama-simple failed: " + theirs);
+                // llama-simple prints the prompt's pieces (BOS first) and then the generated ones.
+                assertEquals(normalized("<s> " + prompt + " " + text), normalized(theirs),
+                        family.fixture() + ": " + prompt);
+            }
+        }
+    }
+
+    @Test
+    void familiesLlamaCppWouldMisreadAreRefusedWithTheReason() {
+        RunnerCli moe = RunnerCli.run("convert", "--model", QuantizedRunTest.fixture("tiny-qwen3-moe").toString(),
+                "--to", "gguf", "--out", dir.resolve("moe.gguf").toString());
+        assertEquals(2, moe.exit());
+        assertEquals("error: GGUF export: the qwen3_moe model has dense MLP layers [1] (mlp_only_layers/"
+                + "decoder_sparse_step), and llama.cpp's qwen3moe makes every layer a mixture of experts; it cannot be "
+                + "written to GGUF (export a safetensors folder instead)", moe.err().strip());
+        RunnerCli lfm2 = RunnerCli.run("convert", "--model", QuantizedRunTest.fixture("tiny-lfm2").toString(),
+                "--to", "gguf", "--out", dir.resolve("lfm2.gguf").toString());
+        assertEquals(2, lfm2.exit());
+        assertEquals("error: GGUF export is not available for lfm2 models yet; it supports llama, mistral, mixtral, "
+                + "qwen2, qwen3, qwen3_moe, phi3, gemma2, gemma3_text, olmo2, granite and smollm3 (export a "
+                + "safetensors folder instead)", lfm2.err().strip());
+        assertTrue(!Files.exists(dir.resolve("moe.gguf")) && !Files.exists(dir.resolve("lfm2.gguf")), "nothing written");
+    }
+
+    /** llama.cpp's name for a tensor of the later families (written out here, not taken from the writer). */
+    private static String laterName(String hf, String arch) {
+        boolean postNorms = arch.startsWith("gemma") || arch.equals("olmo2");
+        String[][] map = {{"input_layernorm", "attn_norm"},
+                {"post_attention_layernorm", postNorms ? "post_attention_norm" : "ffn_norm"},
+                {"pre_feedforward_layernorm", "ffn_norm"}, {"post_feedforward_layernorm", "post_ffw_norm"},
+                {"self_attn.qkv_proj", "attn_qkv"}, {"mlp.gate_up_proj", "ffn_up"},
+                {"block_sparse_moe.gate", "ffn_gate_inp"}, {"mlp.gate", "ffn_gate_inp"}};
+        String name = hf.replaceFirst("\\.block_sparse_moe\\.experts\\.\\d+\\.w1\\.", ".ffn_gate_exps.")
+                .replaceFirst("\\.block_sparse_moe\\.experts\\.\\d+\\.w3\\.", ".ffn_up_exps.")
+                .replaceFirst("\\.block_sparse_moe\\.experts\\.\\d+\\.w2\\.", ".ffn_down_exps.");
+        for (String[] pair : map) {
+            name = name.replace("." + pair[0] + ".", "." + pair[1] + ".");
+        }
+        String common = ggufName(name);
+        return common != null ? common : name.replaceFirst("^model\\.layers\\.(\\d+)\\.", "blk.$1.");
+    }
+
     /** abliterate, finetune and merge write the model they export as GGUF: the same tensors as their folders. */
     @Test
     void theExportingCommandsWriteWhatTheirFoldersHold() throws Exception {

@@ -87,7 +87,7 @@ final class GgufTokenizer {
         if (byteLevel) {
             file.put("tokenizer.ggml.model", new GgufFile.Value.Str("gpt2"));
             file.put("tokenizer.ggml.pre", new GgufFile.Value.Str(switch (config.architecture()) {
-                case QWEN2, QWEN3 -> "qwen2";
+                case QWEN2, QWEN3, QWEN3_MOE -> "qwen2";
                 case LLAMA -> "llama-bpe";
                 default -> "default";
             }));

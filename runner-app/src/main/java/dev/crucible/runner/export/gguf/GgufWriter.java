@@ -6,7 +6,6 @@ import dev.crucible.api.tensor.HalfFloats;
 import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.io.OutputLocation;
 import dev.crucible.api.io.WritableTensor;
-import dev.crucible.api.model.Architecture;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.RopeScaling;
 import dev.crucible.api.model.RotaryEmbedding;
@@ -17,18 +16,22 @@ import dev.crucible.runner.export.ModelWriter;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.TreeMap;
+import java.util.function.Supplier;
 
 /**
  * A GGUF file that llama.cpp loads with nothing beside it: the architecture's hyperparameters under its keys, the
  * tokenizer ({@link GgufTokenizer}), and every tensor under llama.cpp's name for it (token_embd, blk.N.attn_q, ...,
- * output), matrices in the type {@code type} asks for (encoded by {@link GgufCodec}, llama.cpp's reference quantizers
- * byte for byte), vectors in F32. For the llama family (Llama, Mistral) the q and k rows of each head are reordered
- * from Hugging Face's rotate-half layout to the interleaved pairs llama.cpp's rope reads, as its converter does;
- * Qwen2 and Qwen3 use the rotate-half rope and keep theirs. A tied output head is not stored (llama.cpp reuses
- * token_embd). The file is written beside {@code out} and renamed into place.
+ * output; {@link GgufArchitecture} has the families' facts), matrices in the type {@code type} asks for (encoded by
+ * {@link GgufCodec}, llama.cpp's reference quantizers byte for byte), vectors and MoE routers in F32. For families
+ * whose llama.cpp rope rotates adjacent pairs (Llama, Mistral, Mixtral, Granite, SmolLM3) the q and k rows of each
+ * head are reordered from Hugging Face's rotate-half layout, as llama.cpp's converter does; the others keep theirs.
+ * The experts of a mixture are stacked into one 3-D {@code ffn_*_exps} tensor per projection. A tied output head is
+ * not stored (llama.cpp reuses token_embd) unless the family's loader requires it. The file is written beside
+ * {@code out} and renamed into place.
  *
  * @param type    the matrices' type
  * @param written told the file's bytes and the types it used, once it is in place
@@ -40,42 +43,40 @@ public record GgufWriter(GgufType type, Written written) implements ModelWriter 
         void report(long bytes, String types);
     }
 
-    private static final Pattern LAYER = Pattern.compile("model\\.layers\\.(\\d+)\\.(.+)");
-
     public GgufWriter {
         Objects.requireNonNull(type, "type is null");
         Objects.requireNonNull(written, "written is null");
     }
 
-    /**
-     * The architecture name llama.cpp gives the family (Mistral is llama to it). The other families have their own
-     * llama.cpp tensor names and hyperparameters (soft-capping, norms, windows) that this writer has not been checked
-     * against, so they are refused rather than written as a file llama.cpp would misread.
-     */
-    static String architecture(Architecture architecture) {
-        return switch (architecture) {
-            case LLAMA, MISTRAL -> "llama";
-            case QWEN2 -> "qwen2";
-            case QWEN3 -> "qwen3";
-            default -> throw new dev.crucible.api.UserInputException("GGUF export is not available for "
-                    + architecture.modelType() + " models yet; it supports llama, mistral, qwen2 and qwen3 (export a "
-                    + "safetensors folder instead)");
-        };
-    }
-
     @Override
     public void write(ExportedModel model, Path out, boolean force) {
+        ModelConfig config = model.config();
+        GgufArchitecture arch = GgufArchitecture.of(config);
         ExportWeights weights = model.requireWeights("a GGUF file");
         OutputLocation.checkNewFile(out, force, model.files().weightBytes());
-        ModelConfig config = model.config();
         GgufFile file = new GgufFile();
-        String arch = architecture(config.architecture());
         hyperparameters(file, model, arch);
         GgufTokenizer.write(file, model.files().folder(), config);
-        java.util.Map<String, Integer> types = new java.util.TreeMap<>();
+        Map<String, Integer> types = new TreeMap<>();
         try (ExportWeights.Opened opened = weights.open()) {
+            Map<GgufArchitecture.Name, WritableTensor[]> experts = new LinkedHashMap<>();
+            boolean head = false;
             for (WritableTensor tensor : opened.tensors()) {
-                add(file, tensor, config, types);
+                GgufArchitecture.ExpertPart part = arch.expertPart(tensor.name());
+                if (part != null) {
+                    experts.computeIfAbsent(part.stacked(), k -> new WritableTensor[config.experts().count()])
+                            [part.expert()] = tensor;
+                    continue;
+                }
+                head |= tensor.name().equals("lm_head.weight");
+                add(file, tensor, arch, types);
+            }
+            experts.forEach((name, parts) -> addStacked(file, name, parts, arch, types));
+            if (config.tieWordEmbeddings() && arch.storesTiedHead() && !head) {
+                WritableTensor embedding = opened.tensors().stream()
+                        .filter(t -> t.name().equals("model.embed_tokens.weight")).findFirst().orElseThrow();
+                addMatrix(file, new GgufArchitecture.Name("output.weight", "output", -1), embedding.shape(),
+                        () -> values(embedding, 0), arch, types);
             }
             if (config.ropeScaling() instanceof RopeScaling.Llama3) {
                 // llama.cpp divides each rotary frequency by its factor from this tensor, as its converter writes it.
@@ -100,56 +101,31 @@ public record GgufWriter(GgufType type, Written written) implements ModelWriter 
         written.report(file.size(), summary.toString());
     }
 
-    private void hyperparameters(GgufFile file, ExportedModel model, String arch) {
-        ModelConfig config = model.config();
-        file.put("general.architecture", new GgufFile.Value.Str(arch));
+    private void hyperparameters(GgufFile file, ExportedModel model, GgufArchitecture arch) {
+        file.put("general.architecture", new GgufFile.Value.Str(arch.name()));
         Path name = model.files().folder().toAbsolutePath().normalize().getFileName();
         file.put("general.name", new GgufFile.Value.Str(name == null ? "model" : name.toString()));
         file.put("general.file_type", new GgufFile.Value.U32(type.fileType()));
         file.put("general.quantization_version", new GgufFile.Value.U32(2));
-        file.put(arch + ".vocab_size", new GgufFile.Value.U32(config.vocabSize()));
-        file.put(arch + ".context_length", new GgufFile.Value.U32(config.maxPositionEmbeddings()));
-        file.put(arch + ".embedding_length", new GgufFile.Value.U32(config.hiddenSize()));
-        file.put(arch + ".block_count", new GgufFile.Value.U32(config.numLayers()));
-        file.put(arch + ".feed_forward_length", new GgufFile.Value.U32(config.intermediateSize()));
-        file.put(arch + ".attention.head_count", new GgufFile.Value.U32(config.numHeads()));
-        file.put(arch + ".attention.head_count_kv", new GgufFile.Value.U32(config.numKvHeads()));
-        file.put(arch + ".attention.key_length", new GgufFile.Value.U32(config.headDim()));
-        file.put(arch + ".attention.value_length", new GgufFile.Value.U32(config.headDim()));
-        file.put(arch + ".rope.dimension_count", new GgufFile.Value.U32(config.headDim()));
-        file.put(arch + ".rope.freq_base", new GgufFile.Value.F32((float) config.ropeTheta()));
-        file.put(arch + ".attention.layer_norm_rms_epsilon", new GgufFile.Value.F32((float) config.rmsNormEps()));
-        if (config.ropeScaling() instanceof RopeScaling.Linear linear) {
-            file.put(arch + ".rope.scaling.type", new GgufFile.Value.Str("linear"));
-            file.put(arch + ".rope.scaling.factor", new GgufFile.Value.F32((float) linear.factor()));
-        }
+        arch.hyperparameters(file);
     }
 
-    private void add(GgufFile file, WritableTensor tensor, ModelConfig config, java.util.Map<String, Integer> types) {
+    private void add(GgufFile file, WritableTensor tensor, GgufArchitecture arch, Map<String, Integer> types) {
         String hf = tensor.name();
-        if (hf.endsWith("rotary_emb.inv_freq")) {
+        ModelConfig config = arch.config();
+        GgufArchitecture.Name name = arch.name(hf);
+        if (name == null || (hf.equals("lm_head.weight") && config.tieWordEmbeddings() && !arch.storesTiedHead())) {
             return;
         }
-        if (hf.equals("lm_head.weight") && config.tieWordEmbeddings()) {
-            return;
-        }
-        Name name = name(hf, config);
         long[] shape = tensor.shape();
-        long[] dims = new long[shape.length];
-        for (int i = 0; i < shape.length; i++) {
-            dims[i] = shape[shape.length - 1 - i];
-        }
-        boolean llamaRope = config.architecture() == Architecture.LLAMA || config.architecture() == Architecture.MISTRAL;
         int heads = name.role().equals("attn_q") ? config.numHeads()
                 : name.role().equals("attn_k") ? config.numKvHeads() : 0;
-        int permuteHeads = llamaRope ? heads : 0;
-        long elements = 1;
-        for (long extent : shape) {
-            elements *= extent;
-        }
-        if (shape.length == 1) {
-            file.add(new GgufFile.Tensor(name.gguf(), dims, GgufType.GGML_F32, 4 * elements,
-                    () -> f32(values(tensor, permuteHeads))));
+        int permuteHeads = arch.interleavedRope() ? heads : 0;
+        Supplier<float[]> values = () -> arch.transform(name, values(tensor, permuteHeads));
+        if (shape.length == 1 || name.role().equals("ffn_gate_inp")) {
+            // llama-quantize keeps the router in F32 too: its scores pick the experts.
+            file.add(new GgufFile.Tensor(name.gguf(), reversed(shape), GgufType.GGML_F32, 4 * elements(shape),
+                    () -> f32(values.get())));
             types.merge("F32", 1, Integer::sum);
             return;
         }
@@ -157,64 +133,68 @@ public record GgufWriter(GgufType type, Written written) implements ModelWriter 
             throw new UserInputException("tensor " + hf + " has " + shape.length + " dimensions; GGUF export takes "
                     + "vectors and matrices");
         }
-        // A tied head is token_embd itself, so llama.cpp's quantizer gives token_embd the head's type.
-        String role = name.role().equals("token_embd") && config.tieWordEmbeddings() ? "output" : name.role();
-        GgufType.TensorType tensorType = type.matrixType(role, name.layer(), config.numLayers(), shape[1]);
-        types.merge(tensorType.describe(), 1, Integer::sum);
-        file.add(new GgufFile.Tensor(name.gguf(), dims, tensorType.ggmlType(), tensorType.bytes(elements), () -> {
-            float[] values = values(tensor, permuteHeads);
-            if (tensorType.block() != null) {
-                return new GgufCodec(tensorType.block()).encode(values);
-            }
-            return switch (tensorType.ggmlType()) {
-                case GgufType.GGML_F32 -> f32(values);
-                case GgufType.GGML_F16 -> halves(values, false);
-                default -> halves(values, true);
-            };
-        }));
+        addMatrix(file, name, shape, values, arch, types);
     }
 
-    /** llama.cpp's name for {@code hf} and the tensor's role and layer. */
-    record Name(String gguf, String role, int layer) { }
-
-    static Name name(String hf, ModelConfig config) {
-        switch (hf) {
-            case "model.embed_tokens.weight":
-                return new Name("token_embd.weight", "token_embd", -1);
-            case "model.norm.weight":
-                return new Name("output_norm.weight", "output_norm", -1);
-            case "lm_head.weight":
-                return new Name("output.weight", "output", -1);
-            default:
-                break;
-        }
-        Matcher layer = LAYER.matcher(hf);
-        if (layer.matches()) {
-            int index = Integer.parseInt(layer.group(1));
-            String rest = layer.group(2);
-            int dot = rest.lastIndexOf('.');
-            String module = rest.substring(0, dot);
-            String kind = rest.substring(dot + 1);
-            String role = switch (module) {
-                case "input_layernorm" -> "attn_norm";
-                case "post_attention_layernorm" -> "ffn_norm";
-                case "self_attn.q_proj" -> "attn_q";
-                case "self_attn.k_proj" -> "attn_k";
-                case "self_attn.v_proj" -> "attn_v";
-                case "self_attn.o_proj" -> "attn_output";
-                case "self_attn.q_norm" -> "attn_q_norm";
-                case "self_attn.k_norm" -> "attn_k_norm";
-                case "mlp.gate_proj" -> "ffn_gate";
-                case "mlp.up_proj" -> "ffn_up";
-                case "mlp.down_proj" -> "ffn_down";
-                default -> null;
-            };
-            if (role != null && (kind.equals("weight") || kind.equals("bias"))) {
-                return new Name("blk." + index + "." + role + "." + kind, role, index);
+    /** A layer's experts' projections as one tensor [experts, out, in] (ggml's {in, out, experts}), expert by expert. */
+    private void addStacked(GgufFile file, GgufArchitecture.Name name, WritableTensor[] parts, GgufArchitecture arch,
+                            Map<String, Integer> types) {
+        for (int expert = 0; expert < parts.length; expert++) {
+            if (parts[expert] == null) {
+                throw new UserInputException("the checkpoint has no expert " + expert + " for " + name.gguf()
+                        + "; it cannot be written to GGUF");
             }
         }
-        throw new UserInputException("tensor " + hf + " has no name in llama.cpp's " + architecture(config.architecture())
-                + " layout; it cannot be written to GGUF");
+        long[] shape = parts[0].shape();
+        long[] stacked = {parts.length, shape[0], shape[1]};
+        addMatrix(file, name, stacked, () -> {
+            int size = (int) elements(shape);
+            float[] all = new float[size * parts.length];
+            for (int expert = 0; expert < parts.length; expert++) {
+                System.arraycopy(values(parts[expert], 0), 0, all, expert * size, size);
+            }
+            return all;
+        }, arch, types);
+    }
+
+    private void addMatrix(GgufFile file, GgufArchitecture.Name name, long[] shape, Supplier<float[]> values,
+                           GgufArchitecture arch, Map<String, Integer> types) {
+        ModelConfig config = arch.config();
+        // A tied head is token_embd itself, so llama.cpp's quantizer gives token_embd the head's type.
+        String role = name.role().equals("token_embd") && config.tieWordEmbeddings() && !arch.storesTiedHead()
+                ? "output" : name.role();
+        GgufType.TensorType tensorType = type.matrixType(role, name.layer(), config.numLayers(),
+                shape[shape.length - 1]);
+        types.merge(tensorType.describe(), 1, Integer::sum);
+        file.add(new GgufFile.Tensor(name.gguf(), reversed(shape), tensorType.ggmlType(),
+                tensorType.bytes(elements(shape)), () -> {
+                    float[] data = values.get();
+                    if (tensorType.block() != null) {
+                        return new GgufCodec(tensorType.block()).encode(data);
+                    }
+                    return switch (tensorType.ggmlType()) {
+                        case GgufType.GGML_F32 -> f32(data);
+                        case GgufType.GGML_F16 -> halves(data, false);
+                        default -> halves(data, true);
+                    };
+                }));
+    }
+
+    /** ggml's dimension order: innermost first. */
+    private static long[] reversed(long[] shape) {
+        long[] dims = new long[shape.length];
+        for (int i = 0; i < shape.length; i++) {
+            dims[i] = shape[shape.length - 1 - i];
+        }
+        return dims;
+    }
+
+    private static long elements(long[] shape) {
+        long elements = 1;
+        for (long extent : shape) {
+            elements *= extent;
+        }
+        return elements;
     }
 
     /**
