@@ -201,7 +201,7 @@ class GgufExportTest {
      * A family added after the first four, as llama.cpp reads it: its architecture, the keys its loader reads beyond
      * the common ones, each layer's tensor names, and how a checkpoint tensor's values become the file's.
      */
-    private record Family(String fixture, String arch, List<String> layerTensors, boolean output,
+    private record LaterFamily(String fixture, String arch, List<String> layerTensors, boolean output,
                           Map<String, Double> keys) {
         /** llama.cpp's rope rotates adjacent pairs for these, so q/k rows are interleaved. */
         boolean interleaved() {
@@ -218,33 +218,33 @@ class GgufExportTest {
     private static final List<String> GEMMA2_LAYER = List.of("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
             "post_attention_norm", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down", "post_ffw_norm");
 
-    private static List<Family> laterFamilies() {
+    private static List<LaterFamily> laterFamilies() {
         List<String> gemma3 = new ArrayList<>(GEMMA2_LAYER);
         gemma3.addAll(List.of("attn_q_norm", "attn_k_norm"));
         return List.of(
-                new Family("tiny-phi3", "phi3", List.of("attn_norm", "attn_qkv", "attn_output", "ffn_norm", "ffn_up",
+                new LaterFamily("tiny-phi3", "phi3", List.of("attn_norm", "attn_qkv", "attn_output", "ffn_norm", "ffn_up",
                         "ffn_down"), true, Map.of("phi3.rope.dimension_count", 8.0, "phi3.attention.sliding_window", 0.0)),
-                new Family("tiny-gemma2", "gemma2", GEMMA2_LAYER, false, Map.of("gemma2.attn_logit_softcapping", 20.0,
+                new LaterFamily("tiny-gemma2", "gemma2", GEMMA2_LAYER, false, Map.of("gemma2.attn_logit_softcapping", 20.0,
                         "gemma2.final_logit_softcapping", 15.0, "gemma2.attention.sliding_window", 8.0,
                         "gemma2.attention.sliding_window_pattern", 2.0)),
-                new Family("tiny-mixtral", "llama", List.of("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+                new LaterFamily("tiny-mixtral", "llama", List.of("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
                         "ffn_norm", "ffn_gate_inp", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"), true,
                         Map.of("llama.expert_count", 4.0, "llama.expert_used_count", 2.0)),
-                new Family("tiny-olmo2", "olmo2", List.of("attn_q", "attn_k", "attn_v", "attn_output", "attn_q_norm",
+                new LaterFamily("tiny-olmo2", "olmo2", List.of("attn_q", "attn_k", "attn_v", "attn_output", "attn_q_norm",
                         "attn_k_norm", "post_attention_norm", "ffn_gate", "ffn_up", "ffn_down", "post_ffw_norm"), true,
                         Map.of()),
-                new Family("tiny-granite", "granite", LLAMA_LAYER, false, Map.of("granite.attention.scale", 0.09,
+                new LaterFamily("tiny-granite", "granite", LLAMA_LAYER, false, Map.of("granite.attention.scale", 0.09,
                         "granite.embedding_scale", 6.0, "granite.residual_scale", 0.4, "granite.logit_scale", 3.0)),
-                new Family("tiny-gemma3", "gemma3", gemma3, false, Map.of("gemma3.attention.sliding_window", 8.0,
+                new LaterFamily("tiny-gemma3", "gemma3", gemma3, false, Map.of("gemma3.attention.sliding_window", 8.0,
                         "gemma3.attention.sliding_window_pattern", 4.0, "gemma3.rope.freq_base_swa", 10000.0,
                         "gemma3.rope.freq_base", 1e6)),
-                new Family("tiny-smollm3", "smollm3", LLAMA_LAYER, false, Map.of()));
+                new LaterFamily("tiny-smollm3", "smollm3", LLAMA_LAYER, false, Map.of()));
     }
 
     @Test
     void theLaterFamiliesReadBackWithLlamaCppsKeysNamesAndTransformedValues() throws Exception {
         Path python = OracleVenv.python();
-        for (Family family : laterFamilies()) {
+        for (LaterFamily family : laterFamilies()) {
             Path model = QuantizedRunTest.fixture(family.fixture());
             ModelConfig config = ModelConfig.read(model);
             JsonNode json = Json.mapper().readTree(model.resolve("config.json").toFile());
@@ -369,7 +369,7 @@ class GgufExportTest {
         Path llama = llamaSimple();
         List<String> prompts = List.of("Once upon a time, there was a little girl named",
                 "Lily and Tom went to the park. They saw a big dog and");
-        for (Family family : laterFamilies()) {
+        for (LaterFamily family : laterFamilies()) {
             // llama.cpp gives a model whose general.name contains "phi3" Phi-3's special-token attributes, and looks
             // up <|endoftext|>, which the fixture's (stories260k) vocabulary lacks: convert it under another name.
             Path model = Files.createSymbolicLink(dir.resolve(family.fixture().replace("phi3", "p-three")),

@@ -4,6 +4,7 @@ import dev.crucible.api.UserInputException;
 import dev.crucible.api.io.AtomicFiles;
 import dev.crucible.api.tensor.HalfFloats;
 import dev.crucible.api.tensor.HostTensor;
+import dev.crucible.api.tensor.Shapes;
 import dev.crucible.api.io.OutputLocation;
 import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.ModelConfig;
@@ -124,7 +125,7 @@ public record GgufWriter(GgufType type, Written written) implements ModelWriter 
         Supplier<float[]> values = () -> arch.transform(name, values(tensor, permuteHeads));
         if (shape.length == 1 || name.role().equals("ffn_gate_inp")) {
             // llama-quantize keeps the router in F32 too: its scores pick the experts.
-            file.add(new GgufFile.Tensor(name.gguf(), reversed(shape), GgufType.GGML_F32, 4 * elements(shape),
+            file.add(new GgufFile.Tensor(name.gguf(), reversed(shape), GgufType.GGML_F32, 4 * Shapes.elementCount(shape),
                     () -> f32(values.get())));
             types.merge("F32", 1, Integer::sum);
             return;
@@ -148,7 +149,7 @@ public record GgufWriter(GgufType type, Written written) implements ModelWriter 
         long[] shape = parts[0].shape();
         long[] stacked = {parts.length, shape[0], shape[1]};
         addMatrix(file, name, stacked, () -> {
-            int size = (int) elements(shape);
+            int size = (int) Shapes.elementCount(shape);
             float[] all = new float[size * parts.length];
             for (int expert = 0; expert < parts.length; expert++) {
                 System.arraycopy(values(parts[expert], 0), 0, all, expert * size, size);
@@ -167,7 +168,7 @@ public record GgufWriter(GgufType type, Written written) implements ModelWriter 
                 shape[shape.length - 1]);
         types.merge(tensorType.describe(), 1, Integer::sum);
         file.add(new GgufFile.Tensor(name.gguf(), reversed(shape), tensorType.ggmlType(),
-                tensorType.bytes(elements(shape)), () -> {
+                tensorType.bytes(Shapes.elementCount(shape)), () -> {
                     float[] data = values.get();
                     if (tensorType.block() != null) {
                         return new GgufCodec(tensorType.block()).encode(data);
@@ -187,14 +188,6 @@ public record GgufWriter(GgufType type, Written written) implements ModelWriter 
             dims[i] = shape[shape.length - 1 - i];
         }
         return dims;
-    }
-
-    private static long elements(long[] shape) {
-        long elements = 1;
-        for (long extent : shape) {
-            elements *= extent;
-        }
-        return elements;
     }
 
     /**
