@@ -72,21 +72,26 @@ public abstract class TorchBackend<E extends TorchEnvironment> implements Hardwa
     }
 
     /**
-     * Called before a model is placed in {@code request.dtype()}, once per dtype tried: a backend refuses here, with
-     * one line, a model its devices cannot hold. The default places whatever it is given.
+     * Called before a model is placed in {@code request.dtype()}, once per dtype tried, before anything is read or
+     * copied: a backend refuses here, with one line, a model its devices cannot hold, or returns how to split it by
+     * layers over several devices ({@link LayerSplit}). Empty, the default, places it whole on the environment's
+     * device.
      */
-    protected void checkFits(E environment, ShardRequest request) {
+    protected Optional<LayerSplit> layerSplit(E environment, ShardRequest request) {
+        return Optional.empty();
     }
 
     private TorchModel place(E environment, ShardRequest request) {
-        checkFits(environment, request);
+        Optional<LayerSplit> split = layerSplit(environment, request);
         int workers = batchWorkers(environment, request.config());
         // With batch workers each batch runs on a thread of its own, every op inside it on that thread alone.
         OptionalInt opThreads = workers > 1 ? OptionalInt.of(1) : environment.threads();
         opThreads.ifPresent(TorchRuntime::setThreads);
         HostKernels kernels = hostKernels(environment, opThreads.orElse(0), request.dtype());
         try {
-            return TorchModel.place(request, environment.torchDevice(), kernels, shapePolicy(), workers, opThreads);
+            return split.isPresent()
+                    ? TorchModel.place(request, split.get(), kernels, shapePolicy(), workers, opThreads)
+                    : TorchModel.place(request, environment.torchDevice(), kernels, shapePolicy(), workers, opThreads);
         } catch (RuntimeException | Error e) {
             if (kernels != null) {
                 kernels.close();

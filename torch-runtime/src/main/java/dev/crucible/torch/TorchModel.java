@@ -5,18 +5,23 @@ import dev.crucible.api.model.ModelRunner;
 import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.model.ShapePolicy;
 import dev.crucible.api.model.ShardRequest;
+import dev.crucible.torch.policy.LayerPlan;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 
 /**
- * A model placed on one libtorch device: the backend-neutral {@link PlacedModel} (weights, adapters, tables) over
- * this device's {@link TorchOps}, and the {@link ModelRunner} that runs it. Tensors are plain libtorch tensors, so
+ * A model placed on one libtorch device, or split by layers over several: the backend-neutral {@link PlacedModel}
+ * (weights, adapters, tables) over its devices' {@link TorchOps}, and the {@link ModelRunner} that runs it. Tensors are plain libtorch tensors, so
  * a trainer can mark adapters as requiring grad and run the same model definition with autograd.
  */
 public final class TorchModel implements DeviceModel {
 
     private final TorchOps ops;
+    /** Every device's ops when the model is split by layers (the first is {@link #ops}); just {@link #ops} if not. */
+    private final List<TorchOps> devices;
     private final HostKernels kernels;
     private final PlacedModel placed;
     private final ModelRunner runner;
@@ -24,9 +29,10 @@ public final class TorchModel implements DeviceModel {
     private final Map<String, BatchSizeChoice> batchSizes = new HashMap<>();
     private boolean closed;
 
-    private TorchModel(TorchOps ops, HostKernels kernels, PlacedModel placed, ShapePolicy shapes, int batchWorkers,
-                       OptionalInt threadsPerOp) {
-        this.ops = ops;
+    private TorchModel(List<TorchOps> devices, HostKernels kernels, PlacedModel placed, ShapePolicy shapes,
+                       int batchWorkers, OptionalInt threadsPerOp) {
+        this.ops = devices.getFirst();
+        this.devices = List.copyOf(devices);
         this.kernels = kernels;
         this.placed = placed;
         this.runner = new ModelRunner(ops, placed, shapes, batchWorkers);
@@ -58,13 +64,50 @@ public final class TorchModel implements DeviceModel {
      */
     public static TorchModel place(ShardRequest request, String device, HostKernels kernels, ShapePolicy shapes,
                                    int batchWorkers, OptionalInt threadsPerOp) {
-        TorchOps ops = new TorchOps(device, true, kernels);
+        return place(request, List.of(new TorchOps(device, true, kernels)), kernels, shapes, batchWorkers,
+                threadsPerOp);
+    }
+
+    /**
+     * The same, split by layers over {@code split}'s devices: each layer's weights, adapters and KV cache on the
+     * device the plan gives it, the embedding on the first, the final norm and head where the plan says; a step's
+     * residual stream moves to the next device at each boundary ({@link DeviceSplit}). A plan that uses one device
+     * places the model whole on it.
+     */
+    public static TorchModel place(ShardRequest request, LayerSplit split, HostKernels kernels, ShapePolicy shapes,
+                                   int batchWorkers, OptionalInt threadsPerOp) {
+        LayerPlan plan = split.plan();
+        if (plan.layerDevices().length != request.config().numLayers()) {
+            throw new IllegalArgumentException("a plan of " + plan.layerDevices().length + " layers for a model of "
+                    + request.config().numLayers());
+        }
+        if (request.config().tieWordEmbeddings() && plan.headDevice() != plan.embeddingDevice()) {
+            throw new IllegalArgumentException("a tied head is the embedding: it goes on the embedding's device");
+        }
+        List<TorchOps> devices = new ArrayList<>();
+        try {
+            for (int i = 0; i < plan.devicesUsed(); i++) {
+                devices.add(new TorchOps(split.devices().get(i), true, kernels));
+            }
+            if (devices.size() > 1) {
+                new DeviceSplit(devices, plan.layerDevices(), plan.headDevice());
+            }
+        } catch (RuntimeException | Error e) {
+            devices.forEach(TorchOps::close);
+            throw e;
+        }
+        return place(request, devices, kernels, shapes, batchWorkers, threadsPerOp);
+    }
+
+    /** Places the model with {@code devices}' ops (one, or a split's, the embedding's first); closes them on failure. */
+    private static TorchModel place(ShardRequest request, List<TorchOps> devices, HostKernels kernels,
+                                    ShapePolicy shapes, int batchWorkers, OptionalInt threadsPerOp) {
         try {
             PlacedModel placed = PlacedModel.place(request.config(), request.checkpoint(),
-                    new TorchPlacement(ops, request.dtype(), request.quantization()));
-            return new TorchModel(ops, kernels, placed, shapes, batchWorkers, threadsPerOp);
+                    new TorchPlacement(devices.getFirst(), request.dtype(), request.quantization()));
+            return new TorchModel(devices, kernels, placed, shapes, batchWorkers, threadsPerOp);
         } catch (RuntimeException | Error e) {
-            ops.close();
+            devices.forEach(TorchOps::close);
             throw e;
         }
     }
@@ -74,13 +117,21 @@ public final class TorchModel implements DeviceModel {
         return placed;
     }
 
-    /** The ops this model computes with (its device, inference scopes). */
+    /**
+     * The ops this model computes with (its device, inference scopes); for a model split by layers, the first
+     * device's, whose {@link TorchOps#forLayer} give the others.
+     */
     public TorchOps ops() {
         return ops;
     }
 
+    /** How many devices the model is placed on: 1, or the devices it is split over by layers. */
+    public int deviceCount() {
+        return devices.size();
+    }
+
     @Override
-    public java.util.List<String> quantizedKernels() {
+    public List<String> quantizedKernels() {
         return placed.quantizedFormats().stream()
                 .map(format -> format.describe() + ": " + ops.describeKernels(format, placed.dtype())).toList();
     }
@@ -127,7 +178,7 @@ public final class TorchModel implements DeviceModel {
         closed = true;
         runner.close();
         placed.close();
-        ops.close();
+        devices.forEach(TorchOps::close);
         if (kernels != null) {
             kernels.close();
         }

@@ -43,6 +43,9 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     // step of a few hundred small ops costs as much as the ops.
     private final TensorOptions[] optionsByDtype = new TensorOptions[DType.values().length];
     private final MemoryFormatOptional anyMemoryFormat;
+    /** The split these ops are one device of, and their index in it; null and -1 for a model on one device. */
+    private DeviceSplit split;
+    private int splitIndex = -1;
 
     /**
      * @param deviceName a libtorch device string: {@code cpu}, {@code cuda:1}, {@code mps}
@@ -76,6 +79,20 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         this.kernels = cpu && inference ? kernels : null;
     }
 
+    /** Makes these ops device {@code index} of {@code split}; once, before they compute anything. */
+    void joinSplit(DeviceSplit split, int index) {
+        if (this.split != null) {
+            throw new IllegalStateException("these ops are already part of a split");
+        }
+        this.split = split;
+        this.splitIndex = index;
+    }
+
+    /** The split these ops are one device of; null for a model on one device. */
+    DeviceSplit split() {
+        return split;
+    }
+
     /** Frees the device handle; tensors made by these ops are owned elsewhere and stay valid. */
     @Override
     public void close() {
@@ -103,15 +120,45 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         return scope::close;
     }
 
+    // Owning and reading to the host work on a tensor of any device of a split: neither computes with it.
+
     @Override
     public Tensor retain(Tensor tensor) {
-        native_(tensor).retainReference();
+        handle(tensor).retainReference();
         return tensor;
     }
 
     @Override
     public void release(Tensor tensor) {
-        native_(tensor).releaseReference();
+        handle(tensor).releaseReference();
+    }
+
+    // ---- a model split by layers over devices -------------------------------------------------------------------
+
+    @Override
+    public TorchOps forLayer(int layer) {
+        return split == null ? this : split.layer(layer);
+    }
+
+    @Override
+    public TorchOps forHead() {
+        return split == null ? this : split.head();
+    }
+
+    /**
+     * A copy on this device of a tensor another device of the split made. The copy is forced even where both are
+     * the same libtorch device (CPU stand-ins for GPUs in tests), so no two devices ever share storage.
+     */
+    @Override
+    public Tensor transfer(Tensor x) {
+        TorchTensor tensor = (TorchTensor) x;
+        if (split == null || tensor.splitDevice() == splitIndex) {
+            return x;
+        }
+        org.bytedeco.pytorch.Tensor handle = tensor.handle();
+        org.bytedeco.pytorch.Tensor copy = handle.to(device, handle.scalar_type(), false, true, anyMemoryFormat);
+        split.transferred(tensor.splitDevice(), splitIndex, x);
+        return new TorchTensor(copy, x.shape(), x.dtype(), splitIndex);
     }
 
     // ---- host transfers -------------------------------------------------------------------------------------------
@@ -139,7 +186,7 @@ public final class TorchOps implements TensorOps, AutoCloseable {
 
     @Override
     public float[] readFloats(Tensor tensor) {
-        org.bytedeco.pytorch.Tensor host = toHost(native_(tensor), ScalarType.Float);
+        org.bytedeco.pytorch.Tensor host = toHost(handle(tensor), ScalarType.Float);
         float[] values = new float[Math.toIntExact(host.numel())];
         MemorySegment.copy(segment(host, 4L * values.length), ValueLayout.JAVA_FLOAT, 0, values, 0, values.length);
         return values;
@@ -147,7 +194,7 @@ public final class TorchOps implements TensorOps, AutoCloseable {
 
     @Override
     public long[] readLongs(Tensor tensor) {
-        org.bytedeco.pytorch.Tensor host = toHost(native_(tensor), ScalarType.Long);
+        org.bytedeco.pytorch.Tensor host = toHost(handle(tensor), ScalarType.Long);
         long[] values = new long[Math.toIntExact(host.numel())];
         MemorySegment.copy(segment(host, 8L * values.length), ValueLayout.JAVA_LONG, 0, values, 0, values.length);
         return values;
@@ -178,7 +225,7 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         if (unknown >= 0) {
             resolved[unknown] = known == 0 ? 0 : elements(x) / known;
         }
-        return new TorchTensor(result, resolved, x.dtype());
+        return new TorchTensor(result, resolved, x.dtype(), splitIndex);
     }
 
     @Override
@@ -190,7 +237,7 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         long extent = shape[a];
         shape[a] = shape[b];
         shape[b] = extent;
-        return new TorchTensor(result, shape, x.dtype());
+        return new TorchTensor(result, shape, x.dtype(), splitIndex);
     }
 
     @Override
@@ -203,7 +250,7 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         long from = Math.min(Math.max(start < 0 ? start + size : start, 0), size);
         long to = Math.min(Math.max(end < 0 ? end + size : end, from), size);
         shape[d] = to - from;
-        return new TorchTensor(result, shape, x.dtype());
+        return new TorchTensor(result, shape, x.dtype(), splitIndex);
     }
 
     @Override
@@ -614,7 +661,7 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     }
 
     private TorchTensor empty(DType dtype, long... shape) {
-        return new TorchTensor(torch.empty(shape, options(dtype), anyMemoryFormat), shape, dtype);
+        return new TorchTensor(torch.empty(shape, options(dtype), anyMemoryFormat), shape, dtype, splitIndex);
     }
 
     // ---- helpers ------------------------------------------------------------------------------------------------
@@ -624,15 +671,33 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         return optionsByDtype[dtype.ordinal()];
     }
 
-    static org.bytedeco.pytorch.Tensor native_(Tensor tensor) {
+    /**
+     * The libtorch tensor an op computes with. On a split model it must have been made on this device: libtorch on
+     * CUDA refuses tensors of two GPUs in one op, and checking it here makes CPU stand-ins refuse it the same way.
+     */
+    org.bytedeco.pytorch.Tensor native_(Tensor tensor) {
+        TorchTensor torchTensor = torchTensor(tensor);
+        if (split != null && torchTensor.splitDevice() != splitIndex) {
+            throw new IllegalStateException("a tensor of device " + torchTensor.splitDevice() + " of the split reached"
+                    + " an op of device " + splitIndex + " (" + deviceName + "): it must cross with transfer()");
+        }
+        return torchTensor.handle();
+    }
+
+    private static org.bytedeco.pytorch.Tensor handle(Tensor tensor) {
+        return torchTensor(tensor).handle();
+    }
+
+    private static TorchTensor torchTensor(Tensor tensor) {
         if (tensor instanceof TorchTensor torchTensor) {
-            return torchTensor.handle();
+            return torchTensor;
         }
         throw new IllegalArgumentException("not a libtorch tensor: " + tensor);
     }
 
-    static TorchTensor wrap(org.bytedeco.pytorch.Tensor handle) {
-        return new TorchTensor(handle);
+    /** {@code handle} as a tensor these ops made (so, on a split model, of this device). */
+    TorchTensor wrap(org.bytedeco.pytorch.Tensor handle) {
+        return new TorchTensor(handle, splitIndex);
     }
 
     /**

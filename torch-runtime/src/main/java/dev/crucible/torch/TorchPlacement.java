@@ -37,7 +37,19 @@ public record TorchPlacement(TorchOps ops, DType computeDtype, DType adapterDtyp
 
     @Override
     public Tensor toDevice(HostTensor host, DType dtype) {
-        return new TorchTensor(HostTransfer.toDevice(host, dtype, ops.device()));
+        return ops.wrap(HostTransfer.toDevice(host, dtype, ops.device()));
+    }
+
+    @Override
+    public TorchPlacement forLayer(int layer) {
+        TorchOps at = ops.forLayer(layer);
+        return at == ops ? this : new TorchPlacement(at, computeDtype, adapterDtype, quantization);
+    }
+
+    @Override
+    public TorchPlacement forHead() {
+        TorchOps at = ops.forHead();
+        return at == ops ? this : new TorchPlacement(at, computeDtype, adapterDtype, quantization);
     }
 
     @Override

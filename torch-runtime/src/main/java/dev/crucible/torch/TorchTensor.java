@@ -16,16 +16,28 @@ public final class TorchTensor implements Tensor {
     private int contiguous; // 0 unknown, 1 yes, -1 no
     private long[] strides;
     private MemorySegment bytes;
+    /** The device of a split model whose ops made it ({@link DeviceSplit}); -1 outside a split. */
+    private final int splitDevice;
 
     public TorchTensor(org.bytedeco.pytorch.Tensor handle) {
+        this(handle, -1);
+    }
+
+    TorchTensor(org.bytedeco.pytorch.Tensor handle, int splitDevice) {
         this.handle = Objects.requireNonNull(handle, "handle is null");
+        this.splitDevice = splitDevice;
     }
 
     /** A tensor whose shape and dtype the caller already knows (an op's output), so they are never asked for. */
-    TorchTensor(org.bytedeco.pytorch.Tensor handle, long[] shape, DType dtype) {
-        this(handle);
+    TorchTensor(org.bytedeco.pytorch.Tensor handle, long[] shape, DType dtype, int splitDevice) {
+        this(handle, splitDevice);
         this.shape = shape.clone();
         this.dtype = dtype;
+    }
+
+    /** The index, in its model's {@link DeviceSplit}, of the device whose ops made it; -1 outside a split. */
+    int splitDevice() {
+        return splitDevice;
     }
 
     /** The libtorch tensor, for torch-side code (training, merges) that needs more than {@code TensorOps}. */

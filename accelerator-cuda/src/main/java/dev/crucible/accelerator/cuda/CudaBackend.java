@@ -7,8 +7,8 @@ import dev.crucible.api.backend.Probe;
 import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.ModelConfig;
-import dev.crucible.api.model.ModelCost;
 import dev.crucible.api.model.ShardRequest;
+import dev.crucible.torch.LayerSplit;
 import dev.crucible.torch.TorchBackend;
 import dev.crucible.torch.TorchModel;
 import dev.crucible.torch.policy.DtypeFallback;
@@ -205,17 +205,17 @@ public class CudaBackend extends TorchBackend<CudaEnvironment> {
     }
 
     /**
-     * Refuses, before any copy, a model the GPU cannot hold: weights in the dtype plus a KV cache for a batch of 8 at
-     * up to 4096 tokens, against the driver's free memory less {@link #HEADROOM}. Where the run may use several GPUs
-     * the model is planned across them by layers; running such a plan is not built (the model definition computes
-     * on one device), so the line shows the plan and what fits instead.
+     * Refuses, before any copy, a model the GPUs cannot hold: weights in the dtype plus a KV cache for a batch of 8 at
+     * up to 4096 tokens, against the driver's free memory less {@link #HEADROOM}. A model that fits the first GPU is
+     * placed on it whole; one that does not, where the run may use several GPUs, is split by layers over as many as
+     * it needs (the plan printed on stderr).
      */
     @Override
-    protected void checkFits(CudaEnvironment environment, ShardRequest request) {
-        checkFits(environment, request.config(), request.dtype());
+    protected Optional<LayerSplit> layerSplit(CudaEnvironment environment, ShardRequest request) {
+        return layerSplit(environment, request.config(), request.dtype());
     }
 
-    void checkFits(CudaEnvironment environment, ModelConfig config, DType dtype) {
+    Optional<LayerSplit> layerSplit(CudaEnvironment environment, ModelConfig config, DType dtype) {
         CudaRuntime cuda = runtime.get().orElseThrow(() -> new IllegalStateException("CUDA is not loaded"));
         if (cuda.deviceCount() < 1) {
             throw new UserInputException("libtorch's CUDA build is loaded but sees no GPU (check CUDA_VISIBLE_DEVICES"
@@ -224,27 +224,19 @@ public class CudaBackend extends TorchBackend<CudaEnvironment> {
         LayerPlan.Demand demand = demand(config, dtype);
         long[] free = environment.gpus().stream().mapToLong(g -> cuda.memory(g.index()).freeBytes()).toArray();
         LayerPlan plan = LayerPlan.plan(demand, free, HEADROOM);
-        if (plan.devicesUsed() > 1) {
-            String first = "cuda:" + environment.gpus().getFirst().index();
-            throw new UserInputException(String.format(Locale.ROOT, "the model needs %s in %s, more than %s has free"
-                            + " (%s); split by layers it would be %s, but this version runs a model on one GPU: use a"
-                            + " 4-bit quantization or a GPU with more memory", gib(Arrays.stream(plan.bytesPerDevice()).sum()),
-                    dtype.userName(), first, gib(free[0]), plan.describe("cuda:")));
+        if (plan.devicesUsed() == 1) {
+            return Optional.empty();
         }
+        List<String> devices = environment.gpus().stream().map(g -> "cuda:" + g.index()).toList();
+        report(String.format(Locale.ROOT, "the model needs %s in %s, more than %s has free (%s): split by layers over"
+                        + " %d GPUs: %s", gib(Arrays.stream(plan.bytesPerDevice()).sum()), dtype.userName(),
+                devices.getFirst(), gib(free[0]), plan.devicesUsed(), plan.describe(devices)));
+        return Optional.of(new LayerSplit(devices, plan));
     }
 
     /** Bytes the model's parts need on a GPU in {@code dtype}, layer by layer, with a KV cache for 8 × 4096 tokens. */
     static LayerPlan.Demand demand(ModelConfig config, DType dtype) {
-        ModelCost cost = ModelCost.of(config, dtype);
-        int layers = config.numLayers();
-        long perLayer = layers == 0 ? 0 : (cost.linearParams() + cost.normParams()) / layers * dtype.byteSize();
-        long[] layerBytes = new long[layers];
-        Arrays.fill(layerBytes, perLayer);
-        long embedding = (long) config.vocabSize() * config.hiddenSize() * dtype.byteSize();
-        long head = (config.tieWordEmbeddings() ? 0 : embedding) + (long) config.hiddenSize() * dtype.byteSize();
-        long cacheTokens = 8L * Math.min(4096, config.contextLength());
-        long reservePerLayer = layers == 0 ? 0 : cost.cacheRowBytes() / layers * cacheTokens;
-        return new LayerPlan.Demand(embedding, layerBytes, head, config.tieWordEmbeddings(), reservePerLayer);
+        return LayerPlan.Demand.of(config, dtype, 8L * Math.min(4096, config.contextLength()));
     }
 
     @Override

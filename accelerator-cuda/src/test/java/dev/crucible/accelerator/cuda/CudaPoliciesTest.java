@@ -8,6 +8,7 @@ import dev.crucible.api.UserInputException;
 import dev.crucible.api.backend.DeviceRequest;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.ModelConfig;
+import dev.crucible.torch.LayerSplit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -66,38 +67,70 @@ class CudaPoliciesTest {
              "vocab_size": 152064, "max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
              "tie_word_embeddings": false, "torch_dtype": "bfloat16"}""", "config.json");
 
+    /** A backend over {@code cuda} whose stderr lines are kept. */
+    private static final class ReportingBackend extends CudaBackend {
+        final List<String> reports = new ArrayList<>();
+
+        ReportingBackend(FakeCuda cuda) {
+            super(null, () -> Optional.of(cuda));
+        }
+
+        @Override
+        protected void report(String line) {
+            reports.add(line);
+        }
+    }
+
     @Test
-    void aModelThatFitsTheFirstGpuIsPlacedThere() {
-        FakeCuda cuda = new FakeCuda(new long[] {22 * GIB}, new long[] {24 * GIB}, 0);
-        new CudaBackend(null, () -> Optional.of(cuda)).checkFits(environment(1), QWEN_7B, DType.BF16);
+    void aModelThatFitsTheFirstGpuIsPlacedThereWhole() {
+        FakeCuda cuda = new FakeCuda(new long[] {22 * GIB, 22 * GIB}, new long[] {24 * GIB, 24 * GIB}, 0);
+        ReportingBackend backend = new ReportingBackend(cuda);
+        assertTrue(backend.layerSplit(environment(2), QWEN_7B, DType.BF16).isEmpty());
+        assertTrue(backend.reports.isEmpty(), backend.reports.toString());
     }
 
     @Test
     void aModelTooBigForOneGpuIsRefusedInOneLine() {
         FakeCuda cuda = new FakeCuda(new long[] {10 * GIB}, new long[] {24 * GIB}, 0);
         UserInputException e = assertThrows(UserInputException.class,
-                () -> new CudaBackend(null, () -> Optional.of(cuda)).checkFits(environment(1), QWEN_7B, DType.BF16));
+                () -> new CudaBackend(null, () -> Optional.of(cuda)).layerSplit(environment(1), QWEN_7B, DType.BF16));
         assertTrue(e.getMessage().matches("the model needs 1\\d\\.\\d\\d GiB of weights and cache, more than the 1"
                 + " device can hold \\(9\\.00 GiB usable\\); use a 4-bit quantization or a smaller model"), e.getMessage());
     }
 
     @Test
-    void aModelThatNeedsTwoGpusShowsItsLayerPlan() {
+    void aModelThatNeedsTwoGpusIsSplitByLayersOverThemAndThePlanIsPrinted() {
         FakeCuda cuda = new FakeCuda(new long[] {10 * GIB, 12 * GIB}, new long[] {24 * GIB, 24 * GIB}, 0);
+        ReportingBackend backend = new ReportingBackend(cuda);
+        LayerSplit split = backend.layerSplit(environment(2), QWEN_7B, DType.BF16).orElseThrow();
+        assertEquals(List.of("cuda:0", "cuda:1"), split.devices());
+        int[] layers = split.plan().layerDevices();
+        assertEquals(0, layers[0]);
+        assertEquals(1, layers[27]);
+        assertEquals(1, split.plan().headDevice(), "an untied head follows the last layer");
+        assertEquals(1, backend.reports.size());
+        assertTrue(backend.reports.getFirst().matches("the model needs 1\\d\\.\\d\\d GiB in bfloat16, more than cuda:0"
+                + " has free \\(10\\.00 GiB\\): split by layers over 2 GPUs: cuda:0 embedding, layers 0-\\d+ \\([\\d.]+"
+                + " GiB\\); cuda:1 layers \\d+-27, head \\([\\d.]+ GiB\\)"), backend.reports.getFirst());
+    }
+
+    @Test
+    void aModelTooBigEvenForEveryGpuTogetherIsRefusedInOneLine() {
+        FakeCuda cuda = new FakeCuda(new long[] {6 * GIB, 6 * GIB}, new long[] {24 * GIB, 24 * GIB}, 0);
+        ReportingBackend backend = new ReportingBackend(cuda);
         UserInputException e = assertThrows(UserInputException.class,
-                () -> new CudaBackend(null, () -> Optional.of(cuda)).checkFits(environment(2), QWEN_7B, DType.BF16));
-        assertTrue(e.getMessage().matches("the model needs 1\\d\\.\\d\\d GiB in bfloat16, more than cuda:0 has free"
-                + " \\(10\\.00 GiB\\); split by layers it would be cuda:0 embedding, layers 0-\\d+ \\([\\d.]+ GiB\\);"
-                + " cuda:1 layers \\d+-27, head \\([\\d.]+ GiB\\), but this version runs a model on one GPU: use a"
-                + " 4-bit quantization or a GPU with more memory"), e.getMessage());
+                () -> backend.layerSplit(environment(2), QWEN_7B, DType.BF16));
+        assertTrue(e.getMessage().matches("the model needs 1\\d\\.\\d\\d GiB of weights and cache, more than the 2"
+                + " devices can hold \\(10\\.80 GiB usable\\); use a 4-bit quantization or a smaller model"), e.getMessage());
+        assertTrue(backend.reports.isEmpty(), "nothing is planned aloud for a model that is refused");
     }
 
     @Test
     void float32NeedsTwiceTheMemory() {
         FakeCuda cuda = new FakeCuda(new long[] {22 * GIB}, new long[] {24 * GIB}, 0);
         CudaBackend backend = new CudaBackend(null, () -> Optional.of(cuda));
-        backend.checkFits(environment(1), QWEN_7B, DType.BF16);
-        assertThrows(UserInputException.class, () -> backend.checkFits(environment(1), QWEN_7B, DType.F32));
+        assertTrue(backend.layerSplit(environment(1), QWEN_7B, DType.BF16).isEmpty());
+        assertThrows(UserInputException.class, () -> backend.layerSplit(environment(1), QWEN_7B, DType.F32));
     }
 
     @Test

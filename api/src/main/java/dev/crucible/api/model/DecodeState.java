@@ -28,18 +28,20 @@ public final class DecodeState implements AutoCloseable {
 
     /**
      * Each layer's state zeroed, for {@code batch} rows of {@code capacity} slots: its stateful block's (attention's
-     * keys and values), kept until {@link #close()}.
+     * keys and values), on the layer's device ({@link TensorOps#forLayer}), kept until {@link #close()}.
      */
     public static DecodeState allocate(TensorOps ops, ModelLayout layout, long batch, long capacity, DType dtype) {
         List<LayerState> states = new ArrayList<>();
         try (var scope = ops.openScope()) {
-            for (Layer layer : layout.layers()) {
+            for (int index = 0; index < layout.layers().size(); index++) {
+                Layer layer = layout.layers().get(index);
+                TensorOps at = ops.forLayer(index); // a split model keeps each layer's state with its weights
                 states.add(switch (layer.statefulBlock()) {
                     case Attention attention -> new LayerState.KeyValues(
-                            ops.retain(ops.zeros(dtype, batch, attention.kvHeads(), capacity, attention.headDim())),
-                            ops.retain(ops.zeros(dtype, batch, attention.kvHeads(), capacity, attention.headDim())));
-                    case ShortConvolution convolution -> new LayerState.ConvolutionWindow(ops.retain(
-                            ops.zeros(dtype, batch, convolution.length() - 1, convolution.width())));
+                            at.retain(at.zeros(dtype, batch, attention.kvHeads(), capacity, attention.headDim())),
+                            at.retain(at.zeros(dtype, batch, attention.kvHeads(), capacity, attention.headDim())));
+                    case ShortConvolution convolution -> new LayerState.ConvolutionWindow(at.retain(
+                            at.zeros(dtype, batch, convolution.length() - 1, convolution.width())));
                     case Block other -> throw new IllegalStateException(other + " carries no state");
                 });
             }

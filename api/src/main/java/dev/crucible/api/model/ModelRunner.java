@@ -198,12 +198,16 @@ public final class ModelRunner implements AutoCloseable {
         try (TensorScope scope = ops.openScope()) {
             long last = batch.length() - 1L;
             Step whole = batch.wholeBatch(ops, model.cosTable(), model.sinTable(), false);
+            // The logits are made where the head is; on a model split over devices every captured residual goes
+            // there too (one [B, 1, H] row each), so the host still reads it all at once.
+            TensorOps head = ops.forHead();
             List<Tensor> read = ops.step("forward", whole.tensors(), in -> {
                 List<Tensor> captured = new ArrayList<>();
                 Tensor output = transformer.forward(ops, whole.with(in), new ResidualHook() {
                     @Override
                     public void residual(int boundary, Tensor residual) {
-                        captured.add(ops.slice(residual, 1, last, last + 1));
+                        TensorOps at = boundary == 0 ? ops : ops.forLayer(boundary - 1);
+                        captured.add(head.transfer(at.slice(residual, 1, last, last + 1)));
                     }
 
                     @Override
@@ -211,7 +215,7 @@ public final class ModelRunner implements AutoCloseable {
                         captured.add(normed);
                     }
                 });
-                return List.of(ops.cast(ops.concat(captured, 1), DType.F32), ops.cast(output, DType.F32));
+                return List.of(head.cast(head.concat(captured, 1), DType.F32), head.cast(output, DType.F32));
             });
             // One host read per batch: [B, L+2, H] states, then [B, V] logits.
             states = ops.readFloats(read.get(0));
@@ -295,15 +299,16 @@ public final class ModelRunner implements AutoCloseable {
         List<Tensor> inputs = new ArrayList<>(step.tensors());
         inputs.addAll(state.tensors());
         int stepInputs = step.tensors().size();
+        TensorOps head = ops.forHead(); // where the logits are made and the ids chosen
         List<Tensor> outputs = ops.step(key, inputs, in -> {
             Transformer.Output output = transformer.forward(ops, step.with(in),
                     DecodeState.unflatten(like, in.subList(stepInputs, in.size())), ResidualHook.NONE);
-            Tensor logits = ops.reshape(output.logits(), rows, -1);
+            Tensor logits = head.reshape(output.logits(), rows, -1);
             List<Tensor> results = new ArrayList<>();
             if (withLogits) {
-                results.add(ops.cast(logits, DType.F32));
+                results.add(head.cast(logits, DType.F32));
             }
-            results.add(ops.argmax(logits, -1));
+            results.add(head.argmax(logits, -1));
             results.addAll(DecodeState.flatten(output.states()));
             return results;
         });

@@ -42,6 +42,8 @@ public final class PlacedModel implements AutoCloseable {
     private final Map<String, Tensor> placed;
     private final Quantized quantized;
     private final Map<String, LoraLinear> linears = new LinkedHashMap<>();
+    /** Each projection's decoder layer: its adapter is placed, zeroed and merged where the layer is. */
+    private final Map<String, Integer> layerOf = new LinkedHashMap<>();
     /** The model's rotary embeddings: one, or with a local base a second for the sliding layers (Gemma 3). */
     private final List<RotaryEmbedding> rotaries;
     private Tensor cosTable;
@@ -61,14 +63,19 @@ public final class PlacedModel implements AutoCloseable {
                 ? List.of(new RotaryEmbedding(config), new RotaryEmbedding(config.rotaryDims(),
                         config.options().localRopeTheta().getAsDouble(), new RopeScaling.None()))
                 : List.of(new RotaryEmbedding(config));
-        for (LoraLinear linear : weights.linears()) {
-            linears.put(linear.module(), linear);
+        for (int layer = 0; layer < weights.layers().size(); layer++) {
+            for (LoraLinear linear : weights.layers().get(layer).linears()) {
+                linears.put(linear.module(), linear);
+                layerOf.put(linear.module(), layer);
+            }
         }
     }
 
     /**
      * Copies every weight {@code config} needs from {@code checkpoint} onto the device, once each, in the
-     * placement's compute dtype. The checkpoint must stay open until this returns; the model holds copies only.
+     * placement's compute dtype: a layer's weights where {@link Placement#forLayer} puts the layer, the embedding
+     * with {@code placement} itself, the final norm and head with {@link Placement#forHead}. The checkpoint must
+     * stay open until this returns; the model holds copies only.
      */
     public static PlacedModel place(ModelConfig config, Checkpoint checkpoint, Placement placement) {
         TensorOps ops = placement.ops();
@@ -89,7 +96,8 @@ public final class PlacedModel implements AutoCloseable {
             @Override
             public Tensor load(Parameter parameter) {
                 String name = parameter.name();
-                Tensor tensor = ops.retain(placement.toDevice(floatingPoint(checkpoint, name), dtype));
+                Tensor tensor = ops.retain(partOf(placement, parameter).toDevice(floatingPoint(checkpoint, name),
+                        dtype));
                 placed.put(name, tensor);
                 return tensor;
             }
@@ -105,10 +113,11 @@ public final class PlacedModel implements AutoCloseable {
                 if (format instanceof WeightFormat.Dense) {
                     return null;
                 }
+                Placement part = partOf(placement, parameter);
                 java.util.Optional<QuantizedHostTensor> stored = checkpoint.quantized(name)
                         .filter(parts -> parts.format().equals(format));
-                return stored.isPresent() ? quantized.place(stored.get(), dtype)
-                        : quantized.place(floatingPoint(checkpoint, name), format, dtype);
+                return stored.isPresent() ? quantized.place(part, stored.get(), dtype)
+                        : quantized.place(part, floatingPoint(checkpoint, name), format, dtype);
             }
         };
         PlacedModel model = null;
@@ -125,6 +134,14 @@ public final class PlacedModel implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** Where {@code parameter} goes: its layer's placement, the embedding's ({@code placement}) or the head's. */
+    private static Placement partOf(Placement placement, Parameter parameter) {
+        if (parameter.layer() >= 0) {
+            return placement.forLayer(parameter.layer());
+        }
+        return parameter.role() == dev.crucible.api.model.layout.Role.EMBEDDING ? placement : placement.forHead();
     }
 
     private static HostTensor floatingPoint(Checkpoint checkpoint, String name) {
@@ -231,9 +248,10 @@ public final class PlacedModel implements AutoCloseable {
         checkOpen();
         LoraLinear linear = linear(module);
         DType dtype = placement.adapterDtype();
+        Placement layer = placement.forLayer(layerOf.get(module));
         try (TensorScope scope = ops.openScope()) {
-            Tensor a = ops.retain(placement.toDevice(factors.a(), dtype));
-            Tensor b = ops.retain(placement.toDevice(factors.b(), dtype));
+            Tensor a = ops.retain(layer.toDevice(factors.a(), dtype));
+            Tensor b = ops.retain(layer.toDevice(factors.b(), dtype));
             attach(linear, a, b, factors.scale());
         }
     }
@@ -270,7 +288,8 @@ public final class PlacedModel implements AutoCloseable {
             for (LoraLinear linear : linears.values()) {
                 LoraLinear.Adapter adapter = linear.adapter();
                 if (adapter != null) {
-                    Tensor zero = ops.retain(ops.zeros(adapter.b().dtype(), adapter.b().shape()));
+                    TensorOps at = ops.forLayer(layerOf.get(linear.module()));
+                    Tensor zero = at.retain(at.zeros(adapter.b().dtype(), adapter.b().shape()));
                     linear.setAdapter(adapter.a(), zero, adapter.scale());
                     ops.release(adapter.b());
                 }
@@ -303,12 +322,15 @@ public final class PlacedModel implements AutoCloseable {
                 }
                 String name = linear.module() + ".weight";
                 HostTensor stored = base.tensor(name);
+                // On the adapter's device: a model split by layers merges each layer where it lives.
+                Placement layer = placement.forLayer(layerOf.get(linear.module()));
+                TensorOps at = layer.ops();
                 try (TensorScope scope = ops.openScope()) {
                     double scale = adapter.scale();
-                    List<Tensor> inputs = List.of(placement.toDevice(stored, DType.F32), adapter.a(), adapter.b());
-                    Tensor sum = ops.step("merge " + scale + " " + stored.dtype(), inputs, in -> {
-                        Tensor delta = ops.matmul(ops.cast(in.get(2), DType.F32), ops.cast(in.get(1), DType.F32));
-                        return List.of(ops.cast(ops.add(in.get(0), ops.scale(delta, scale)), stored.dtype()));
+                    List<Tensor> inputs = List.of(layer.toDevice(stored, DType.F32), adapter.a(), adapter.b());
+                    Tensor sum = at.step("merge " + scale + " " + stored.dtype(), inputs, in -> {
+                        Tensor delta = at.matmul(at.cast(in.get(2), DType.F32), at.cast(in.get(1), DType.F32));
+                        return List.of(at.cast(at.add(in.get(0), at.scale(delta, scale)), stored.dtype()));
                     }).getFirst();
                     merged.put(name, HostTensor.fromFloats(name, stored.dtype(), stored.shape(), ops.readFloats(sum),
                             arena));
@@ -419,32 +441,35 @@ public final class PlacedModel implements AutoCloseable {
     private static final class Quantized {
         private final Placement placement;
         private final List<QuantizedTensor> weights = new ArrayList<>();
-        private final Map<WeightFormat, Tensor> codebooks = new LinkedHashMap<>();
+        /** One codebook per format and device: a layer's products read the one beside its weights. */
+        private final Map<CodebookKey, Tensor> codebooks = new LinkedHashMap<>();
+
+        private record CodebookKey(WeightFormat format, TensorOps ops) { }
 
         Quantized(Placement placement) {
             this.placement = placement;
         }
 
-        QuantizedTensor place(HostTensor host, WeightFormat format, DType dtype) {
+        QuantizedTensor place(Placement part, HostTensor host, WeightFormat format, DType dtype) {
             QuantizedHostTensor parts = WeightCodec.of(format).encode(host);
             if (host.data().isNative() && host.data().isMapped()) {
                 // The checkpoint's pages were read once, to quantize; drop them from this process's resident
                 // memory as the full-precision placement does (they fault back in from the page cache if read).
                 host.data().unload();
             }
-            return place(parts, dtype);
+            return place(part, parts, dtype);
         }
 
-        QuantizedTensor place(QuantizedHostTensor parts, DType dtype) {
-            TensorOps ops = placement.ops();
+        QuantizedTensor place(Placement part, QuantizedHostTensor parts, DType dtype) {
+            TensorOps ops = part.ops();
             WeightFormat format = parts.format();
             WeightCodec codec = WeightCodec.of(format);
-            Tensor codebook = codec.codebook().map(table -> codebooks.computeIfAbsent(format,
-                    f -> ops.retain(placement.toDevice(table, table.dtype())))).orElse(null);
-            Tensor data = ops.retain(placement.toDevice(parts.data(), parts.data().dtype()));
-            Tensor scales = ops.retain(placement.toDevice(parts.scales(), parts.scales().dtype()));
+            Tensor codebook = codec.codebook().map(table -> codebooks.computeIfAbsent(new CodebookKey(format, ops),
+                    key -> ops.retain(part.toDevice(table, table.dtype())))).orElse(null);
+            Tensor data = ops.retain(part.toDevice(parts.data(), parts.data().dtype()));
+            Tensor scales = ops.retain(part.toDevice(parts.scales(), parts.scales().dtype()));
             Tensor zeroPoints = parts.zeroPoints() == null ? null
-                    : ops.retain(placement.toDevice(parts.zeroPoints(), parts.zeroPoints().dtype()));
+                    : ops.retain(part.toDevice(parts.zeroPoints(), parts.zeroPoints().dtype()));
             QuantizedTensor weight = new QuantizedTensor(format, parts.shape(), dtype, data, scales, zeroPoints, codebook);
             weights.add(weight);
             return weight;

@@ -35,6 +35,20 @@ public interface Placement {
         return WeightFormat.Dense.of(computeDtype());
     }
 
+    /**
+     * The placement of decoder layer {@code layer}'s weights, adapters and state: this one (the default) unless the
+     * backend splits the model by layers over several devices, when its {@link #ops()} are
+     * {@code ops().forLayer(layer)} and its copies go to that device.
+     */
+    default Placement forLayer(int layer) {
+        return this;
+    }
+
+    /** The placement of the final norm and an untied output head, as {@link #forLayer} (this one on one device). */
+    default Placement forHead() {
+        return this;
+    }
+
     /** The dtype adapter factors given as host tensors are placed in: the compute dtype unless a backend says so. */
     default DType adapterDtype() {
         return computeDtype();

@@ -116,13 +116,21 @@ public final class Transformer {
         // model peaked at 2.8 GB for 1 GB of weights with one scope for the whole pass). The hook's views of a layer
         // output keep its storage alive on their own. The embedding belongs to the caller's scope; every layer output
         // is retained here and released once the next one exists.
+        //
+        // A model split by layers over devices (TensorOps#forLayer) runs each layer with its device's ops. Where the
+        // device changes, the residual stream crosses once, inside the layer's scope (the copy is freed with it), and
+        // what every layer reads of the step (rotary rows, masks, slots) crosses once per device and step, not per
+        // layer or op. On one device every ops below is the same and nothing moves.
         int layers = config.numLayers();
         List<LayerState> next = states == null ? List.of() : new ArrayList<>(states);
+        LayerInputs inputs = new LayerInputs(ops, cos, sin, masks, step);
         for (int layer = 0; layer < layers; layer++) {
+            TensorOps layerOps = ops.forLayer(layer);
+            inputs = inputs.on(layerOps);
             Tensor output;
-            try (TensorScope scope = ops.openScope()) {
+            try (TensorScope scope = layerOps.openScope()) {
                 LayerState state = states == null ? null : states.get(layer);
-                output = ops.retain(decoderLayer(ops, layer, hidden, cos, sin, masks, step, state, next));
+                output = layerOps.retain(decoderLayer(layerOps, layer, layerOps.transfer(hidden), inputs, state, next));
             }
             if (layer > 0) {
                 ops.release(hidden);
@@ -130,16 +138,19 @@ public final class Transformer {
             hidden = output;
             hook.residual(layer + 1, hidden);
         }
-        Tensor last = step.allPositions() ? hidden : ops.slice(hidden, 1, length - 1, length);
-        Tensor normed = norm(ops, last, weights.finalNorm());
+        TensorOps head = ops.forHead();
+        // Only the positions the head reads cross to its device (a generation step's last one).
+        TensorOps lastLayer = inputs.ops();
+        Tensor last = head.transfer(step.allPositions() ? hidden : lastLayer.slice(hidden, 1, length - 1, length));
+        Tensor normed = norm(head, last, weights.finalNorm());
         hook.finalNorm(normed);
-        Tensor logits = ops.linear(normed, weights.outputHead(), null);
+        Tensor logits = head.linear(normed, weights.outputHead(), null);
         if (layout.logitScale() != 1.0) {
-            logits = ops.scale(logits, layout.logitScale());
+            logits = head.scale(logits, layout.logitScale());
         }
         if (layout.logitSoftcap() != 0) {
             double cap = layout.logitSoftcap();
-            logits = ops.scale(ops.tanh(ops.scale(logits, 1.0 / cap)), cap);
+            logits = head.scale(head.tanh(head.scale(logits, 1.0 / cap)), cap);
         }
         if (layers > 0) {
             ops.release(hidden);
@@ -148,13 +159,38 @@ public final class Transformer {
     }
 
     /**
-     * The layer's blocks in order, each added to the residual stream after its norm.
+     * What every layer reads of the step besides the residual stream, on the device of {@code ops}: the rotary rows,
+     * the masks and the slots. {@link #on} moves them to another device's ops, once.
+     */
+    private record LayerInputs(TensorOps ops, Tensor cos, Tensor sin, Masks masks, Step step) {
+
+        LayerInputs on(TensorOps target) {
+            if (target == ops) {
+                return this;
+            }
+            Map<Integer, Tensor> windowed = new HashMap<>();
+            masks.windowed().forEach((window, mask) -> windowed.put(window, target.transfer(mask)));
+            Step moved = new Step(step.tokens(), step.positions(), target.transfer(step.querySlots()),
+                    target.transfer(step.keySlots()), target.transfer(step.padding()), step.cosTable(),
+                    step.sinTable(), step.allPositions());
+            return new LayerInputs(target, target.transfer(cos), target.transfer(sin),
+                    new Masks(target.transfer(masks.full()), windowed), moved);
+        }
+    }
+
+    /**
+     * The layer's blocks in order, each added to the residual stream after its norm, all with the layer's ops.
      *
+     * @param inputs the step's rotary rows, masks and slots where the layer computes
      * @param state the layer's state (its attention's keys and values), or null for a step without state
      * @param next  where the layer's new state goes (at its index), when it has one
      */
-    private Tensor decoderLayer(TensorOps ops, int index, Tensor hidden, Tensor cos, Tensor sin, Masks masks,
-                                Step step, LayerState state, List<LayerState> next) {
+    private Tensor decoderLayer(TensorOps ops, int index, Tensor hidden, LayerInputs inputs, LayerState state,
+                                List<LayerState> next) {
+        Tensor cos = inputs.cos();
+        Tensor sin = inputs.sin();
+        Masks masks = inputs.masks();
+        Step step = inputs.step();
         LayerWeights layer = weights.layers().get(index);
         for (int i = 0; i < layer.blocks().size(); i++) {
             BlockWeights block = layer.blocks().get(i);

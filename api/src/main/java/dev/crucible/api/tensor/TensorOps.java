@@ -40,6 +40,33 @@ public interface TensorOps {
         return body.apply(inputs);
     }
 
+    // ---- where the parts of a model compute -------------------------------------------------------------------
+
+    /**
+     * The ops decoder layer {@code layer} computes with: they hold its weights, adapters and state and make its
+     * temporaries. These ops themselves (the default) unless a model is split by layers over several devices; then
+     * these ops are the embedding's device and each layer's are the device its plan gives it. The model definition
+     * asks this at every layer and moves the residual stream with {@link #transfer} where the answer changes, so
+     * the split lives in the ops, not in the model.
+     */
+    default TensorOps forLayer(int layer) {
+        return this;
+    }
+
+    /** The ops the final norm and output head compute with; these ops themselves unless the model is split. */
+    default TensorOps forHead() {
+        return this;
+    }
+
+    /**
+     * {@code x} where these ops compute: {@code x} itself when it is there already (always, on one device), else a
+     * copy, a temporary of the current scope. Only a model split over devices needs it, once per tensor and device
+     * boundary.
+     */
+    default Tensor transfer(Tensor x) {
+        return x;
+    }
+
     /** Frees the temporaries created until it closes; see {@link TensorScope}. */
     TensorScope openScope();
 

@@ -1,6 +1,9 @@
 package dev.crucible.torch.policy;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.model.ModelConfig;
+import dev.crucible.api.model.ModelCost;
+import dev.crucible.api.tensor.DType;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -38,6 +41,22 @@ public record LayerPlan(int embeddingDevice, int[] layerDevices, int headDevice,
     public record Demand(long embeddingBytes, long[] layerBytes, long headBytes, boolean tiedHead, long reservePerLayer) {
         public Demand {
             layerBytes = layerBytes.clone();
+        }
+
+        /**
+         * What {@code config} needs in {@code dtype}: its weights part by part (the layers' shared equally) and, as
+         * each layer's reserve, its share of a KV cache of {@code cacheTokens} tokens (all rows together).
+         */
+        public static Demand of(ModelConfig config, DType dtype, long cacheTokens) {
+            ModelCost cost = ModelCost.of(config, dtype);
+            int layers = config.numLayers();
+            long perLayer = layers == 0 ? 0 : (cost.linearParams() + cost.normParams()) / layers * dtype.byteSize();
+            long[] layerBytes = new long[layers];
+            Arrays.fill(layerBytes, perLayer);
+            long embedding = (long) config.vocabSize() * config.hiddenSize() * dtype.byteSize();
+            long head = (config.tieWordEmbeddings() ? 0 : embedding) + (long) config.hiddenSize() * dtype.byteSize();
+            long reservePerLayer = layers == 0 ? 0 : cost.cacheRowBytes() / layers * cacheTokens;
+            return new Demand(embedding, layerBytes, head, config.tieWordEmbeddings(), reservePerLayer);
         }
 
         long total() {
@@ -113,6 +132,15 @@ public record LayerPlan(int embeddingDevice, int[] layerDevices, int headDevice,
 
     /** One line, e.g. {@code cuda:0 embedding, layers 0-13 (12.10 GiB); cuda:1 layers 14-27, head (11.80 GiB)}. */
     public String describe(String devicePrefix) {
+        List<String> names = new ArrayList<>();
+        for (int device = 0; device < devicesUsed(); device++) {
+            names.add(devicePrefix + device);
+        }
+        return describe(names);
+    }
+
+    /** {@link #describe(String)} with plan device i named {@code names.get(i)}. */
+    public String describe(List<String> names) {
         List<String> parts = new ArrayList<>();
         for (int device = 0; device < devicesUsed(); device++) {
             List<String> holds = new ArrayList<>();
@@ -133,7 +161,7 @@ public record LayerPlan(int embeddingDevice, int[] layerDevices, int headDevice,
             if (headDevice == device) {
                 holds.add("head");
             }
-            parts.add(devicePrefix + device + " " + String.join(", ", holds) + " (" + gib(bytesPerDevice[device]) + ")");
+            parts.add(names.get(device) + " " + String.join(", ", holds) + " (" + gib(bytesPerDevice[device]) + ")");
         }
         return String.join("; ", parts);
     }
