@@ -14,8 +14,9 @@ import java.util.OptionalInt;
 
 /**
  * A model placed on one libtorch device, or split by layers over several: the backend-neutral {@link PlacedModel}
- * (weights, adapters, tables) over its devices' {@link TorchOps}, and the {@link ModelRunner} that runs it. Tensors are plain libtorch tensors, so
- * a trainer can mark adapters as requiring grad and run the same model definition with autograd.
+ * (weights, adapters, tables) over its devices' {@link TorchOps}, and the {@link ModelRunner} that runs it. Tensors
+ * are plain libtorch tensors, so a trainer can mark adapters as requiring grad and run the same model definition with
+ * autograd.
  */
 public final class TorchModel implements DeviceModel {
 
@@ -99,7 +100,7 @@ public final class TorchModel implements DeviceModel {
         return place(request, devices, kernels, shapes, batchWorkers, threadsPerOp);
     }
 
-    /** Places the model with {@code devices}' ops (one, or a split's, the embedding's first); closes them on failure. */
+    /** Places the model with {@code devices}' ops (the first holds the embedding); closes them on failure. */
     private static TorchModel place(ShardRequest request, List<TorchOps> devices, HostKernels kernels,
                                     ShapePolicy shapes, int batchWorkers, OptionalInt threadsPerOp) {
         try {

@@ -12,7 +12,6 @@ import dev.crucible.api.model.DecodeResult;
 import dev.crucible.api.model.DecodeState;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.ForwardResult;
-import dev.crucible.api.model.LayerState;
 import dev.crucible.api.model.LinearModule;
 import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.model.LoraLinear;
@@ -25,12 +24,10 @@ import dev.crucible.api.tensor.HostTensor;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorScope;
 import dev.crucible.torch.policy.LayerPlan;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
-import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -96,7 +93,8 @@ class LayerSplitTest {
             assertEquals(2, plan.headDevice(), "an untied head goes after the last layer");
 
             for (LinearModule module : model.linearModules()) {
-                model.setAdapter(module.name(), factors(2, (int) module.inFeatures(), (int) module.outFeatures(), 1, 7));
+                model.setAdapter(module.name(),
+                        LoraTest.factors(2, (int) module.inFeatures(), (int) module.outFeatures(), 1, 7));
                 int layer = Integer.parseInt(module.name().split("\\.")[2]);
                 LoraLinear.Adapter adapter = model.placed().linear(module.name()).adapter();
                 assertEquals(plan.layerDevices()[layer], device(adapter.a()), module.name());
@@ -208,7 +206,8 @@ class LayerSplitTest {
             long seed = 11;
             for (LinearModule module : whole.linearModules()) {
                 if (module.name().endsWith("o_proj") || module.name().endsWith("down_proj")) {
-                    LoraFactors factors = factors(2, (int) module.inFeatures(), (int) module.outFeatures(), 0.5, seed++);
+                    LoraFactors factors = LoraTest.factors(2, (int) module.inFeatures(), (int) module.outFeatures(),
+                            0.5, seed++);
                     whole.setAdapter(module.name(), factors);
                     split.setAdapter(module.name(), factors);
                 }
@@ -284,18 +283,5 @@ class LayerSplitTest {
 
     private static int device(Tensor tensor) {
         return ((TorchTensor) tensor).splitDevice();
-    }
-
-    private static LoraFactors factors(int rank, int in, int out, double scale, long seed) {
-        Random random = new Random(seed);
-        return new LoraFactors(tensor("lora_A", random, rank, in), tensor("lora_B", random, out, rank), scale);
-    }
-
-    private static HostTensor tensor(String name, Random random, int rows, int columns) {
-        float[] values = new float[rows * columns];
-        for (int i = 0; i < values.length; i++) {
-            values[i] = (float) (random.nextGaussian() * 0.2);
-        }
-        return new HostTensor(name, DType.F32, new long[] {rows, columns}, MemorySegment.ofArray(values));
     }
 }

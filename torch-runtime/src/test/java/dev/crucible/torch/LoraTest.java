@@ -172,7 +172,8 @@ class LoraTest {
         return flat;
     }
 
-    private static LoraFactors factors(int rank, int in, int out, double scale, long seed) {
+    /** Random factors {@code A [rank, in]} and {@code B [out, rank]} (other tests adapt with them too). */
+    static LoraFactors factors(int rank, int in, int out, double scale, long seed) {
         Random random = new Random(seed);
         return new LoraFactors(tensor("lora_A", random, rank, in), tensor("lora_B", random, out, rank), scale);
     }

@@ -121,7 +121,8 @@ class CudaPoliciesTest {
         UserInputException e = assertThrows(UserInputException.class,
                 () -> backend.layerSplit(environment(2), QWEN_7B, DType.BF16));
         assertTrue(e.getMessage().matches("the model needs 1\\d\\.\\d\\d GiB of weights and cache, more than the 2"
-                + " devices can hold \\(10\\.80 GiB usable\\); use a 4-bit quantization or a smaller model"), e.getMessage());
+                + " devices can hold \\(10\\.80 GiB usable\\); use a 4-bit quantization or a smaller model"),
+                e.getMessage());
         assertTrue(backend.reports.isEmpty(), "nothing is planned aloud for a model that is refused");
     }
 
