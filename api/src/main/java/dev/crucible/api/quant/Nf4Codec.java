@@ -51,29 +51,56 @@ public final class Nf4Codec implements WeightCodec {
 
     @Override
     public QuantizedHostTensor encode(String name, float[] values, long[] shape) {
-        int block = format.blockSize();
-        int blocks = Math.toIntExact(format.blocks(shape));
         if (values.length != elements(shape)) {
             throw new IllegalArgumentException(name + ": " + values.length + " values for shape "
                     + java.util.Arrays.toString(shape));
         }
+        return encode(name, shape, values.length, (from, into, count) -> System.arraycopy(values, from, into, 0, count));
+    }
+
+    /**
+     * Reads the tensor one block at a time, as {@link IntCodec#encode(HostTensor)} reads rows: a checkpoint quantized
+     * while it loads never has a float32 copy of a whole weight on the Java heap.
+     */
+    @Override
+    public QuantizedHostTensor encode(HostTensor host) {
+        if (!host.dtype().isFloatingPoint()) {
+            return WeightCodec.super.encode(host);
+        }
+        return encode(host.name(), host.shape(), Math.toIntExact(host.elementCount()), (from, into, count) -> {
+            for (int i = 0; i < count; i++) {
+                into[i] = host.floatAt((long) from + i);
+            }
+        });
+    }
+
+    /** Copies {@code count} values from flat index {@code from} into the start of {@code into}. */
+    private interface Values {
+        void read(int from, float[] into, int count);
+    }
+
+    private QuantizedHostTensor encode(String name, long[] shape, int count, Values source) {
+        int block = format.blockSize();
+        int blocks = Math.toIntExact(format.blocks(shape));
         byte[] packed = new byte[blocks * block / 2];
         float[] absmax = new float[blocks];
+        float[] values = new float[block];
         for (int b = 0; b < blocks; b++) {
             int from = b * block;
-            int to = Math.min(values.length, from + block);
+            int length = Math.min(count, from + block) - from;
+            source.read(from, values, length);
             float max = 0f;
-            for (int i = from; i < to; i++) {
+            for (int i = 0; i < length; i++) {
                 max = Math.max(max, Math.abs(values[i]));
             }
             absmax[b] = max;
             // An all-zero block divides by 1 instead of 0: every element then maps to the zero level. The last block
             // is completed with zeros, which quantize exactly to the zero level and are cut off again.
             float divisor = max == 0f ? 1f : max;
-            for (int i = from; i < from + block; i += 2) {
-                int high = code(i < to ? values[i] / divisor : 0f);
-                int low = code(i + 1 < to ? values[i + 1] / divisor : 0f);
-                packed[i / 2] = (byte) (high << 4 | low);
+            for (int i = 0; i < block; i += 2) {
+                int high = code(i < length ? values[i] / divisor : 0f);
+                int low = code(i + 1 < length ? values[i + 1] / divisor : 0f);
+                packed[(from + i) / 2] = (byte) (high << 4 | low);
             }
         }
         return new QuantizedHostTensor(name, format, shape,

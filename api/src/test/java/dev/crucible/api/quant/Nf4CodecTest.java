@@ -122,4 +122,27 @@ public class Nf4CodecTest {
     private static double density(double t) {
         return Math.exp(-t * t / 2) / Math.sqrt(2 * Math.PI);
     }
+
+    @Test
+    void aHostTensorReadBlockByBlockEncodesExactlyAsItsFloats() {
+        java.util.Random random = new java.util.Random(7);
+        float[] values = new float[3 * 100]; // 300 values: four full blocks of 64 and a partial one
+        for (int i = 0; i < values.length; i++) {
+            values[i] = (float) (random.nextGaussian() * 0.05);
+        }
+        java.util.Arrays.fill(values, 64, 128, 0f);
+        long[] shape = {3, 100};
+        Nf4Codec codec = new Nf4Codec(dev.crucible.api.tensor.WeightFormat.Nf4.QLORA);
+        for (dev.crucible.api.tensor.DType dtype : new dev.crucible.api.tensor.DType[] {
+                dev.crucible.api.tensor.DType.F32, dev.crucible.api.tensor.DType.BF16}) {
+            dev.crucible.api.tensor.HostTensor host = dev.crucible.api.tensor.HostTensor.ofFloats("w", dtype, shape,
+                    values);
+            QuantizedHostTensor expected = codec.encode("w", host.toFloatArray(), shape);
+            QuantizedHostTensor blocks = codec.encode(host);
+            org.junit.jupiter.api.Assertions.assertArrayEquals(expected.data().toByteArray(),
+                    blocks.data().toByteArray(), dtype.toString());
+            org.junit.jupiter.api.Assertions.assertArrayEquals(expected.scales().toByteArray(),
+                    blocks.scales().toByteArray(), dtype.toString());
+        }
+    }
 }
