@@ -150,13 +150,6 @@ final class MatVec {
             a2 = widen(w, at + 4L * WIDE_LANES).fma(FloatVector.fromMemorySegment(WIDENED, x, xa + 8L * WIDE_LANES, ORDER), a2);
             a3 = widen(w, at + 6L * WIDE_LANES).fma(FloatVector.fromMemorySegment(WIDENED, x, xa + 12L * WIDE_LANES, ORDER), a3);
         }
-        for (; k + 4 * WIDE_LANES <= in; k += 4 * WIDE_LANES) {
-            long at = offset + 2L * k;
-            a0 = widen(w, at).fma(wideInput(x, xFrom + k), a0);
-            a1 = widen(w, at + 2L * WIDE_LANES).fma(wideInput(x, xFrom + k + WIDE_LANES), a1);
-            a2 = widen(w, at + 4L * WIDE_LANES).fma(wideInput(x, xFrom + k + 2 * WIDE_LANES), a2);
-            a3 = widen(w, at + 6L * WIDE_LANES).fma(wideInput(x, xFrom + k + 3 * WIDE_LANES), a3);
-        }
         for (; k + WIDE_LANES <= in; k += WIDE_LANES) {
             a0 = widen(w, offset + 2L * k).fma(wideInput(x, xFrom + k), a0);
         }
