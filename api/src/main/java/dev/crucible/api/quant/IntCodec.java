@@ -90,12 +90,7 @@ public final class IntCodec implements WeightCodec {
         if (columns == 0 || !host.dtype().isFloatingPoint()) {
             return WeightCodec.super.encode(host);
         }
-        return encode(host.name(), shape, (row, into) -> {
-            long from = (long) row * into.length;
-            for (int i = 0; i < into.length; i++) {
-                into[i] = host.floatAt(from + i);
-            }
-        });
+        return encode(host.name(), shape, (row, into) -> host.readFloats((long) row * into.length, into, into.length));
     }
 
     /** Fills {@code into} with row {@code row}'s values. */

@@ -67,11 +67,7 @@ public final class Nf4Codec implements WeightCodec {
         if (!host.dtype().isFloatingPoint()) {
             return WeightCodec.super.encode(host);
         }
-        return encode(host.name(), host.shape(), Math.toIntExact(host.elementCount()), (from, into, count) -> {
-            for (int i = 0; i < count; i++) {
-                into[i] = host.floatAt((long) from + i);
-            }
-        });
+        return encode(host.name(), host.shape(), Math.toIntExact(host.elementCount()), host::readFloats);
     }
 
     /** Copies {@code count} values from flat index {@code from} into the start of {@code into}. */
