@@ -64,6 +64,11 @@ public final class LlamaBench {
         return new LlamaBench(executable, gguf, threads, promptLength, newTokens);
     }
 
+    /** The same comparison on {@code count} threads: the session says what each op runs on once the model loads. */
+    public LlamaBench withThreads(int count) {
+        return new LlamaBench(executable, gguf, count, promptLength, newTokens);
+    }
+
     /** The command line of one round. */
     List<String> command() {
         return List.of(executable.toString(), "-m", gguf.toString(), "-t", Integer.toString(threads),

@@ -113,8 +113,7 @@ public final class BenchDecodeCommand implements Callable<Integer> {
                     Duration.ofMillis(Math.round(ceilingSeconds * 1000)));
             int[] source = session.tokenizer().encodeWithoutSpecialTokens(PROMPT_SOURCE);
             int threadCount = threadsPerOp(session);
-            java.util.Optional<LlamaBench> peer = checked.map(bench -> LlamaBench.of(llamaBench, compareGguf,
-                    threadCount, promptLength, newTokens));
+            java.util.Optional<LlamaBench> peer = checked.map(bench -> bench.withThreads(threadCount));
             DecodeBenchReport report = new DecodeBenchmark(session, line -> err.println("bench: " + line))
                     .run(settings, source, session.tokenizer().padId(), peer);
             Map<String, Object> result = report.toJson(modelOptions.model, threadCount, notes());
