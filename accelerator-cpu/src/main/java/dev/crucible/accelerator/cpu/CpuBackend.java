@@ -8,6 +8,7 @@ import dev.crucible.api.backend.SetupRequest;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ModelCost;
+import dev.crucible.accelerator.cpu.kernels.MachineCode;
 import dev.crucible.accelerator.cpu.kernels.VectorKernels;
 import dev.crucible.torch.HostKernels;
 import dev.crucible.torch.TorchBackend;
@@ -28,7 +29,8 @@ import java.util.OptionalInt;
  * <p>Decode steps run on this backend's own {@link VectorKernels} where they are faster than libtorch's
  * (matrix-vector products at memory bandwidth), when the Vector API module can be loaded ({@link VectorApiModule});
  * {@code CRUCIBLE_CPU_KERNELS=libtorch} turns them off (for comparisons), and without the module libtorch runs
- * everything.
+ * everything. Where the CPU has AVX512-BF16, one-row bfloat16 products run on {@link MachineCode} instead
+ * ({@code CRUCIBLE_CPU_KERNELS=vector} keeps them on the Vector API).
  */
 public class CpuBackend extends TorchBackend<TorchEnvironment> {
     static final String ID = "cpu";
@@ -48,10 +50,23 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
         this(features, System.getenv(KERNELS_VARIABLE));
     }
 
-    /** @param kernelChoice {@code libtorch} for libtorch's kernels alone; null or {@code vector} for ours too */
+    /**
+     * @param kernelChoice {@code libtorch} for libtorch's kernels alone, {@code vector} for ours in Java alone, null
+     *                     or {@code native} for ours with machine code where the CPU has the instructions for it
+     */
     CpuBackend(CpuFeatures features, String kernelChoice) {
         this.features = features;
-        this.kernelChoice = kernelChoice == null ? "vector" : kernelChoice.strip().toLowerCase(java.util.Locale.ROOT);
+        this.kernelChoice = kernelChoice == null ? "native" : kernelChoice.strip().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** The machine code mapped once per backend, on first use (never at detection). */
+    private MachineCode.Availability machineCode;
+
+    private synchronized MachineCode.Availability machineCode() {
+        if (machineCode == null) {
+            machineCode = MachineCode.load(features.flags());
+        }
+        return machineCode;
     }
 
     @Override
@@ -97,8 +112,9 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
         if (requested < 1) {
             throw new UserInputException("--threads must be at least 1, got " + requested);
         }
-        if (!kernelChoice.equals("vector") && !kernelChoice.equals("libtorch")) {
-            throw new UserInputException(KERNELS_VARIABLE + " must be 'vector' or 'libtorch', got '" + kernelChoice + "'");
+        if (!List.of("native", "vector", "libtorch").contains(kernelChoice)) {
+            throw new UserInputException(KERNELS_VARIABLE + " must be 'native', 'vector' or 'libtorch', got '"
+                    + kernelChoice + "'");
         }
         return new TorchEnvironment(request.device(), "cpu", OptionalInt.of(requested));
     }
@@ -111,7 +127,19 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
         if (!vectorApiLoaded()) {
             return "libtorch (" + VectorApiModule.availability().reason() + ")";
         }
-        return "vector API kernels for decode steps, libtorch for the rest";
+        String machine = machineCodeUnsupported();
+        return (machine == null
+                ? "machine code (AVX512-BF16 vdpbf16ps) for one-row bf16 products, vector API kernels for the rest of"
+                : "vector API kernels for") + " decode steps, libtorch for the rest"
+                + (machine == null || kernelChoice.equals("vector") ? "" : " (no machine code: " + machine + ")");
+    }
+
+    /** Why the machine code is not used (null when it is), without mapping it. */
+    private String machineCodeUnsupported() {
+        if (kernelChoice.equals("vector")) {
+            return KERNELS_VARIABLE + "=vector";
+        }
+        return MachineCode.unsupported(features.flags());
     }
 
     /**
@@ -122,7 +150,7 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
     public String quantizedKernels() {
         String vnni = features.flags().contains("avx512_vnni") || features.flags().contains("avx_vnni")
                 ? "this CPU has VNNI, which the Vector API cannot reach, so" : "no VNNI on this CPU;";
-        String ours = kernelChoice.equals("vector") && vectorApiLoaded()
+        String ours = !kernelChoice.equals("libtorch") && vectorApiLoaded()
                 ? "int8/int4 products of up to 8 rows on the vector API kernels (" + vnni
                 + " codes widen to float32), longer ones dequantized by them for libtorch's GEMM; "
                 : "int8/int4 dequantized by libtorch ops for each product; ";
@@ -145,7 +173,8 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
         if (kernelChoice.equals("libtorch") || !vectorApiLoaded()) {
             return null;
         }
-        return new VectorKernels(threadsPerCall > 0 ? threadsPerCall : threads(environment), List.of(dtype));
+        MachineCode machine = kernelChoice.equals("native") ? machineCode().code() : null;
+        return new VectorKernels(threadsPerCall > 0 ? threadsPerCall : threads(environment), List.of(dtype), machine);
     }
 
     private int threads(TorchEnvironment environment) {

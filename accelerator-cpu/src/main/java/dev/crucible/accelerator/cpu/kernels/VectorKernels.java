@@ -59,9 +59,12 @@ public final class VectorKernels implements HostKernels {
     /** The input of a quantized product as {@link QuantizedMatVec} lays it out; as {@link #widened}. */
     private final ThreadLocal<Widened> prepared = ThreadLocal.withInitial(Widened::new);
 
-    /** Kernels for both float32 and bfloat16 tensors, warmed up for both. */
+    /** Machine code for what the Vector API cannot express, or null where this machine cannot run it. */
+    private final MachineCode machine;
+
+    /** Kernels for both float32 and bfloat16 tensors, warmed up for both, without machine code. */
     public VectorKernels(int threads) {
-        this(threads, List.of(DType.F32, DType.BF16));
+        this(threads, List.of(DType.F32, DType.BF16), null);
     }
 
     /**
@@ -69,8 +72,9 @@ public final class VectorKernels implements HostKernels {
      * for the branches it has seen taken, and a float32 decode whose attention had also seen bfloat16 tensors during
      * the warm-up ran 1.4x slower than one that had not (both kernels work for either dtype regardless).
      */
-    public VectorKernels(int threads, List<DType> warmFor) {
+    public VectorKernels(int threads, List<DType> warmFor, MachineCode machine) {
         this.pool = new WorkerPool(threads);
+        this.machine = machine;
         List<Boolean> bf16 = warmFor.stream().filter(d -> d == DType.F32 || d == DType.BF16).map(d -> d == DType.BF16)
                 .distinct().toList();
         Thread.ofPlatform().daemon().name("crucible-cpu-kernel-warm-up").start(() -> {
@@ -100,9 +104,24 @@ public final class VectorKernels implements HostKernels {
                        int rows, int in, int out) {
         boolean bf16 = dtype == DType.BF16;
         int bytes = bf16 ? 2 : 4;
-        MemorySegment input = widenInput(x, rows * in, bf16);
         int rowsPerTask = Math.max(1, TASK_BYTES / (in * bytes));
         long weightBytes = (long) out * in * bytes;
+        if (bf16 && rows == 1 && machine != null) {
+            // vdpbf16ps takes the bfloat16 input as it is: no widening, and the product runs at the read's speed.
+            if (weightBytes < PARALLEL_BYTES || pool.threads() == 1) {
+                machine.bf16Rows(weight, x, y, bias, in, out);
+                return;
+            }
+            long rowBytes = 2L * in;
+            pool.run((out + rowsPerTask - 1) / rowsPerTask, task -> {
+                int from = task * rowsPerTask;
+                int count = Math.min(out, from + rowsPerTask) - from;
+                machine.bf16Rows(weight.asSlice(rowBytes * from), x, y.asSlice(2L * from),
+                        bias == null ? null : bias.asSlice(2L * from), in, count);
+            });
+            return;
+        }
+        MemorySegment input = widenInput(x, rows * in, bf16);
         if (weightBytes < PARALLEL_BYTES || pool.threads() == 1) {
             MatVec.rows(bf16, weight, input, bias, y, rows, in, out, 0, out); // no tasks to share: one pass
             return;

@@ -35,8 +35,10 @@ class WarmUpAtExitTest {
         Thread.setDefaultUncaughtExceptionHandler((thread, e) -> uncaught.add(e));
         try {
             Class<?> kernels;
+            Class<?> machineCode;
             try (URLClassLoader plugin = new URLClassLoader(new URL[] {classes}, hostOnly)) {
                 kernels = Class.forName(VectorKernels.class.getName(), true, plugin);
+                machineCode = Class.forName(MachineCode.class.getName(), false, plugin);
                 // Every kernel class but the warm-up's own, which it loads only after the loader is closed.
                 try (var files = Files.list(Path.of(classes.toURI()).resolve("dev/crucible/accelerator/cpu/kernels"))) {
                     for (Path file : files.toList()) {
@@ -47,7 +49,8 @@ class WarmUpAtExitTest {
                     }
                 }
             }
-            Object made = kernels.getConstructor(int.class, List.class).newInstance(1, List.of(DType.F32));
+            Object made = kernels.getConstructor(int.class, List.class, machineCode)
+                    .newInstance(1, List.of(DType.F32), null);
             for (Thread thread : Thread.getAllStackTraces().keySet()) {
                 if (thread.getName().equals("crucible-cpu-kernel-warm-up")) {
                     thread.join(10_000);
