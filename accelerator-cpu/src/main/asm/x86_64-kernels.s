@@ -95,3 +95,114 @@ bf16_rows:
 9:
     vzeroupper
     ret
+
+# void int8_rows(const int8 *codes, const float *x, void *y, const float *scales, const void *bias, int64 in,
+#                int64 rows, int64 block, int64 bf16)
+#
+# y[n] = Σ_g scales[n·G + g] · Σ_{k∈g} codes[n·in + k]·x[k] + bias[n] for n in [0, rows), G = in / block groups of
+# block weights per row (block = in: one scale per row). Symmetric codes only (no zero point). y and bias are
+# bfloat16 when bf16 is 1 (rounded to nearest even once), else float32; bias may be null. in and block are
+# multiples of 16. Codes widen 16 at a time to float32 (vpmovsxbd + vcvtdq2ps) and meet the float32 input in
+# four accumulators; each group's sum is scaled as a vector, so a row ends in one horizontal sum. Arguments 7-9 are
+# on the stack (System V): rows at [rsp + 8], block at [rsp + 16], bf16 at [rsp + 24] on entry.
+.globl int8_rows
+int8_rows:
+    push rbx
+    push r12
+    push r13
+    push r14
+    push r15
+    mov r10, [rsp + 48]             # rows
+    mov r11, [rsp + 56]             # block
+    mov r15, [rsp + 64]             # bf16
+    test r10, r10
+    jz 19f
+    mov rbx, r11
+    and rbx, -64                    # bytes of a group the four-vector loop covers
+10:
+    vpxord zmm0, zmm0, zmm0         # the row's total
+    xor eax, eax                    # k
+11:
+    lea r12, [rax + r11]            # the group's end
+    lea r13, [rax + rbx]            # the end of its four-vector part
+    vpxord zmm1, zmm1, zmm1
+    vpxord zmm2, zmm2, zmm2
+    vpxord zmm3, zmm3, zmm3
+    vpxord zmm4, zmm4, zmm4
+    cmp rax, r13
+    jae 13f
+12:
+    vpmovsxbd zmm5, [rdi + rax]
+    vpmovsxbd zmm6, [rdi + rax + 16]
+    vpmovsxbd zmm7, [rdi + rax + 32]
+    vpmovsxbd zmm8, [rdi + rax + 48]
+    vcvtdq2ps zmm5, zmm5
+    vcvtdq2ps zmm6, zmm6
+    vcvtdq2ps zmm7, zmm7
+    vcvtdq2ps zmm8, zmm8
+    vfmadd231ps zmm1, zmm5, [rsi + 4 * rax]
+    vfmadd231ps zmm2, zmm6, [rsi + 4 * rax + 64]
+    vfmadd231ps zmm3, zmm7, [rsi + 4 * rax + 128]
+    vfmadd231ps zmm4, zmm8, [rsi + 4 * rax + 192]
+    add rax, 64
+    cmp rax, r13
+    jb 12b
+13:
+    cmp rax, r12
+    jae 14f
+    vpmovsxbd zmm5, [rdi + rax]
+    vcvtdq2ps zmm5, zmm5
+    vfmadd231ps zmm1, zmm5, [rsi + 4 * rax]
+    add rax, 16
+    jmp 13b
+14:
+    vaddps zmm1, zmm1, zmm2
+    vaddps zmm3, zmm3, zmm4
+    vaddps zmm1, zmm1, zmm3
+    vbroadcastss zmm5, [rcx]
+    add rcx, 4
+    vfmadd231ps zmm0, zmm1, zmm5
+    cmp rax, r9
+    jb 11b
+    vextractf64x4 ymm1, zmm0, 1
+    vaddps ymm0, ymm0, ymm1
+    vextractf128 xmm1, ymm0, 1
+    vaddps xmm0, xmm0, xmm1
+    vmovhlps xmm1, xmm0, xmm0
+    vaddps xmm0, xmm0, xmm1
+    vmovshdup xmm1, xmm0
+    vaddss xmm0, xmm0, xmm1
+    test r15, r15
+    jnz 16f
+    test r8, r8                     # float32 bias and output
+    jz 15f
+    vaddss xmm0, xmm0, [r8]
+    add r8, 4
+15:
+    vmovss [rdx], xmm0
+    add rdx, 4
+    jmp 18f
+16:
+    test r8, r8                     # bfloat16 bias and output
+    jz 17f
+    movzx r14d, word ptr [r8]
+    shl r14d, 16
+    vmovd xmm1, r14d
+    vaddss xmm0, xmm0, xmm1
+    add r8, 2
+17:
+    vcvtneps2bf16 xmm0, xmm0
+    vpextrw word ptr [rdx], xmm0, 0
+    add rdx, 2
+18:
+    add rdi, r9
+    dec r10
+    jnz 10b
+19:
+    vzeroupper
+    pop r15
+    pop r14
+    pop r13
+    pop r12
+    pop rbx
+    ret

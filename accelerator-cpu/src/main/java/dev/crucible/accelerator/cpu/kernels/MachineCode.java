@@ -33,8 +33,9 @@ import java.util.regex.Pattern;
  * system forbids executable anonymous memory, it says why, and the Vector API kernels run instead.
  *
  * @param bf16Rows {@code bf16_rows(w, x, y, bias, in, rows)}: see the source
+ * @param int8Rows {@code int8_rows(codes, x, y, scales, bias, in, rows, block, bf16)}: see the source
  */
-public record MachineCode(MethodHandle bf16Rows) {
+public record MachineCode(MethodHandle bf16Rows, MethodHandle int8Rows) {
     static final String LISTING = "x86_64-kernels.lst";
     /** CPU flags (as /proc/cpuinfo names them) the code's instructions need. */
     static final List<String> REQUIRED_FLAGS = List.of("avx512f", "avx512bw", "avx512vl", "bmi2", "avx512_bf16");
@@ -133,7 +134,11 @@ public record MachineCode(MethodHandle bf16Rows) {
             MethodHandle bf16Rows = linker.downcallHandle(code.asSlice(listing.symbols().get("bf16_rows")),
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                             ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
-            return new Availability(new MachineCode(bf16Rows), "AVX512-BF16 vdpbf16ps");
+            MethodHandle int8Rows = linker.downcallHandle(code.asSlice(listing.symbols().get("int8_rows")),
+                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                            ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                            ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+            return new Availability(new MachineCode(bf16Rows, int8Rows), "AVX512-BF16 vdpbf16ps");
         } catch (RuntimeException | Error e) {
             return new Availability(null, "the system refused executable memory (" + e.getMessage() + ")");
         }
@@ -184,6 +189,38 @@ public record MachineCode(MethodHandle bf16Rows) {
         try {
             MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
             bf16Rows.invokeExact(w, x, y, addend, (long) in, (long) rows);
+        } catch (Throwable e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Whether {@link #int8Rows} takes a product with these widths: both whole multiples of 16, groups whole. */
+    static boolean takesInt8(int in, int block) {
+        return in > 0 && block > 0 && in % 16 == 0 && block % 16 == 0 && in % block == 0;
+    }
+
+    /**
+     * {@code y[n] = Σ_g scales[n, g]·Σ_{k∈g} codes[n, k]·x[k] + bias[n]} for {@code rows} consecutive rows of
+     * symmetric 8-bit codes with one float32 scale per {@code block} weights ({@code block = in}: per channel);
+     * {@code x} is float32, {@code y} and {@code bias} (may be null) are bfloat16 or float32. Every segment starts
+     * at the first row's data; widths as {@link #takesInt8} says.
+     */
+    void int8Rows(MemorySegment codes, MemorySegment x, MemorySegment y, MemorySegment scales, MemorySegment bias,
+                  boolean bf16, int in, int block, int rows) {
+        if (!takesInt8(in, block)) {
+            throw new IllegalArgumentException("int8_rows takes widths in multiples of 16 in whole groups, got "
+                    + in + " in groups of " + block);
+        }
+        long outBytes = (bf16 ? 2L : 4L) * rows;
+        if (codes.byteSize() < (long) in * rows || x.byteSize() < 4L * in || y.byteSize() < outBytes
+                || scales.byteSize() < 4L * rows * (in / block) || (bias != null && bias.byteSize() < outBytes)) {
+            throw new IndexOutOfBoundsException("int8_rows: " + rows + " rows of " + in + " need more than the "
+                    + codes.byteSize() + "/" + x.byteSize() + "/" + y.byteSize() + "/" + scales.byteSize()
+                    + " bytes given");
+        }
+        try {
+            MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
+            int8Rows.invokeExact(codes, x, y, scales, addend, (long) in, (long) rows, (long) block, bf16 ? 1L : 0L);
         } catch (Throwable e) {
             throw new IllegalStateException(e);
         }

@@ -258,6 +258,18 @@ public final class VectorKernels implements HostKernels {
         int rowsPerTask = (int) Math.max(1, TASK_BYTES / rowBytes);
         int tasks = rowBytes * out < PARALLEL_BYTES ? 1 : (out + rowsPerTask - 1) / rowsPerTask;
         int perTask = tasks == 1 ? out : rowsPerTask;
+        if (machine != null && bits == 8 && zeroPoints == null && rows == 1 && MachineCode.takesInt8(in, block)) {
+            int groups = in / block;
+            long outBytes = bf16 ? 2 : 4;
+            pool.run(tasks, task -> {
+                int from = task * perTask;
+                int count = Math.min(out, from + perTask) - from;
+                machine.int8Rows(codes.asSlice(rowBytes * from), laidOut.x(), y.asSlice(outBytes * from),
+                        scales.asSlice(4L * groups * from), bias == null ? null : bias.asSlice(outBytes * from), bf16,
+                        in, block, count);
+            });
+            return;
+        }
         pool.run(tasks, task -> {
             int from = task * perTask;
             int to = Math.min(out, from + perTask);

@@ -112,8 +112,8 @@ class MachineCodeTest {
     }
 
     @Test
-    void theBackendsOneRowBf16ProductsRunOnItAndAgreeWithLibtorch() {
-        MachineCode code = loaded();
+    void theBackendsOneRowBf16ProductsRunOnItAndAgreeWithLibtorch() throws Exception {
+        MachineCode code = counting(loaded());
         VectorKernels kernels = new VectorKernels(2, List.of(DType.BF16), code);
         CountingKernels counted = new CountingKernels(kernels);
         Random random = new Random(3);
@@ -126,10 +126,10 @@ class MachineCodeTest {
                     Tensor x = reference.cast(reference.constant(gaussian(random, in), 1, in), DType.BF16);
                     Tensor w = reference.cast(reference.constant(gaussian(random, out * in), out, in), DType.BF16);
                     Tensor b = reference.cast(reference.constant(gaussian(random, out), out), DType.BF16);
-                    int before = counted.calls("linear");
+                    int before = BF16_CALLS.get();
                     float[] expected = reference.readFloats(reference.linear(x, w, b));
                     float[] got = reference.readFloats(fast.linear(x, w, b));
-                    assertEquals(before + 1, counted.calls("linear"), "the kernel ran");
+                    assertTrue(BF16_CALLS.get() > before, "the machine code ran");
                     for (int n = 0; n < out; n++) {
                         double scale = Math.max(1, Math.abs(expected[n]));
                         assertTrue(Math.abs(got[n] - expected[n]) <= 1.6e-2 * scale, in + " -> " + out + " output "
@@ -139,6 +139,123 @@ class MachineCodeTest {
             }
         } finally {
             kernels.close();
+        }
+    }
+
+    @Test
+    void int8RowsEqualsTheExactSumPerChannelAndPerBlockInBothOutputTypes() {
+        MachineCode code = loaded();
+        Random random = new Random(11);
+        try (Arena arena = Arena.ofConfined()) {
+            for (int[] widths : new int[][] {{16, 16}, {48, 48}, {64, 64}, {80, 80}, {896, 896}, {896, 128},
+                    {256, 32}, {4864, 4864}, {160, 16}}) {
+                int in = widths[0];
+                int block = widths[1];
+                int groups = in / block;
+                int rows = 3;
+                MemorySegment codes = arena.allocate((long) in * rows);
+                for (long i = 0; i < codes.byteSize(); i++) {
+                    codes.set(ValueLayout.JAVA_BYTE, i, (byte) (random.nextInt(255) - 127));
+                }
+                MemorySegment x = arena.allocate(4L * in);
+                for (int k = 0; k < in; k++) {
+                    x.setAtIndex(ValueLayout.JAVA_FLOAT, k, (float) random.nextGaussian());
+                }
+                MemorySegment scales = arena.allocate(4L * rows * groups);
+                for (int i = 0; i < rows * groups; i++) {
+                    scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) (0.001 + random.nextDouble() * 0.02));
+                }
+                for (boolean bf16 : new boolean[] {false, true}) {
+                    for (boolean withBias : new boolean[] {false, true}) {
+                        int bytes = bf16 ? 2 : 4;
+                        MemorySegment bias = arena.allocate((long) bytes * rows);
+                        float[] biasValues = new float[rows];
+                        for (int n = 0; n < rows; n++) {
+                            biasValues[n] = withBias ? (float) random.nextGaussian() : 0f;
+                            if (bf16) {
+                                bias.setAtIndex(BF16, n, MatVec.floatToBf16(biasValues[n]));
+                                biasValues[n] = MatVec.bf16ToFloat(bias.getAtIndex(BF16, n));
+                            } else {
+                                bias.setAtIndex(ValueLayout.JAVA_FLOAT, n, biasValues[n]);
+                            }
+                        }
+                        MemorySegment guarded = arena.allocate((long) bytes * (rows + 2));
+                        guarded.fill((byte) 0x5a);
+                        MemorySegment y = guarded.asSlice(bytes, (long) bytes * rows);
+                        code.int8Rows(codes, x, y, scales, withBias ? bias : null, bf16, in, block, rows);
+                        String where = in + "/" + block + (bf16 ? " bf16" : " f32") + (withBias ? " + bias" : "");
+                        assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, 0) & 0xff, "written before y, " + where);
+                        assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, guarded.byteSize() - 1) & 0xff,
+                                "written after y, " + where);
+                        for (int n = 0; n < rows; n++) {
+                            double exact = biasValues[n];
+                            double magnitude = Math.abs(exact);
+                            for (int g = 0; g < groups; g++) {
+                                double group = 0;
+                                for (int k = g * block; k < (g + 1) * block; k++) {
+                                    group += (double) codes.get(ValueLayout.JAVA_BYTE, (long) n * in + k)
+                                            * x.getAtIndex(ValueLayout.JAVA_FLOAT, k);
+                                }
+                                double scale = scales.getAtIndex(ValueLayout.JAVA_FLOAT, (long) n * groups + g);
+                                exact += scale * group;
+                                magnitude += Math.abs(scale) * 127 * block;
+                            }
+                            float got = bf16 ? MatVec.bf16ToFloat(y.getAtIndex(BF16, n))
+                                    : y.getAtIndex(ValueLayout.JAVA_FLOAT, n);
+                            double allowed = (bf16 ? Math.abs(exact) / 256 : 0) + magnitude * 1e-6;
+                            assertTrue(Math.abs(got - exact) <= allowed, where + " row " + n + ": " + got
+                                    + " against " + exact);
+                        }
+                    }
+                }
+            }
+            MemorySegment any = arena.allocate(4096);
+            assertThrows(IllegalArgumentException.class, () -> code.int8Rows(any, any, any, any, null, false, 40, 40, 1));
+            assertThrows(IllegalArgumentException.class, () -> code.int8Rows(any, any, any, any, null, false, 96, 64, 1));
+            assertThrows(IndexOutOfBoundsException.class,
+                    () -> code.int8Rows(any, any.asSlice(0, 4 * 63), any, any, null, false, 64, 64, 1));
+        }
+    }
+
+    @Test
+    void theBackendsOneRowInt8ProductsRunOnItAndAgreeWithTheVectorKernels() throws Exception {
+        MachineCode code = counting(loaded());
+        VectorKernels withCode = new VectorKernels(2, List.of(DType.BF16), code);
+        VectorKernels without = new VectorKernels(2, List.of(DType.BF16), null);
+        Random random = new Random(5);
+        try (Arena arena = Arena.ofShared()) { // the pool's threads read it
+            // Per channel, then blocks of 128 (the int8 default), on a size the pool splits into tasks.
+            for (int[] shape : new int[][] {{896, 4864, 0}, {896, 4864, 128}, {64, 40, 0}}) {
+                int in = shape[0];
+                int out = shape[1];
+                int block = shape[2] == 0 ? in : shape[2];
+                var format = new dev.crucible.api.tensor.WeightFormat.Int(8, shape[2], false);
+                MemorySegment codes = arena.allocate((long) in * out);
+                for (long i = 0; i < codes.byteSize(); i++) {
+                    codes.set(ValueLayout.JAVA_BYTE, i, (byte) (random.nextInt(255) - 127));
+                }
+                MemorySegment scales = arena.allocate(4L * out * (in / block));
+                for (long i = 0; i < scales.byteSize() / 4; i++) {
+                    scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, 0.01f);
+                }
+                MemorySegment x = bf16(arena, random, in);
+                MemorySegment bias = bf16(arena, random, out);
+                MemorySegment fast = arena.allocate(2L * out);
+                MemorySegment slow = arena.allocate(2L * out);
+                int before = INT8_CALLS.get();
+                withCode.quantizedLinear(format, DType.BF16, x, codes, scales, null, bias, fast, 1, in, out);
+                assertTrue(INT8_CALLS.get() > before, "the machine code ran");
+                without.quantizedLinear(format, DType.BF16, x, codes, scales, null, bias, slow, 1, in, out);
+                for (int n = 0; n < out; n++) {
+                    float a = MatVec.bf16ToFloat(fast.getAtIndex(BF16, n));
+                    float b = MatVec.bf16ToFloat(slow.getAtIndex(BF16, n));
+                    assertTrue(Math.abs(a - b) <= Math.max(1, Math.abs(b)) / 128, in + " -> " + out + " block "
+                            + block + " output " + n + ": " + a + " against the vector kernels' " + b);
+                }
+            }
+        } finally {
+            withCode.close();
+            without.close();
         }
     }
 
@@ -154,6 +271,26 @@ class MachineCodeTest {
             assertThrows(IndexOutOfBoundsException.class, () -> code.bf16Rows(w, x, y, y.asSlice(2), 64, 4));
             code.bf16Rows(w, x, y, y, 64, 4); // exactly long enough
         }
+    }
+
+    private static final java.util.concurrent.atomic.AtomicInteger BF16_CALLS = new java.util.concurrent.atomic.AtomicInteger();
+    private static final java.util.concurrent.atomic.AtomicInteger INT8_CALLS = new java.util.concurrent.atomic.AtomicInteger();
+
+    static void countBf16() {
+        BF16_CALLS.incrementAndGet();
+    }
+
+    static void countInt8() {
+        INT8_CALLS.incrementAndGet();
+    }
+
+    /** The same code, counting its calls: so that a test knows the backend's product ran on it. */
+    private static MachineCode counting(MachineCode code) throws ReflectiveOperationException {
+        var lookup = java.lang.invoke.MethodHandles.lookup();
+        var none = java.lang.invoke.MethodType.methodType(void.class);
+        return new MachineCode(
+                java.lang.invoke.MethodHandles.foldArguments(code.bf16Rows(), lookup.findStatic(MachineCodeTest.class, "countBf16", none)),
+                java.lang.invoke.MethodHandles.foldArguments(code.int8Rows(), lookup.findStatic(MachineCodeTest.class, "countInt8", none)));
     }
 
     private static MachineCode loaded() {
