@@ -143,18 +143,19 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
     }
 
     /**
-     * One line saying what products with quantized weights run on: ours for decode-sized int8/int4 products, and
-     * whether the CPU's VNNI dot products are used (they are not: the Vector API has no dot-product operation, and
-     * int8 activations multiplied as shorts ran at a twentieth of the float path, so codes widen to float32).
+     * One line saying what products with quantized weights run on: ours for decode-sized int8/int4 products (one-row
+     * symmetric int8 in machine code where the CPU can run it), codes widened to float32 to meet float32 activations.
+     * VNNI's integer dot products are not used: they need int8 activations as well, a loss of accuracy the
+     * dequantized reference does not have.
      */
     public String quantizedKernels() {
-        String vnni = features.flags().contains("avx512_vnni") || features.flags().contains("avx_vnni")
-                ? "this CPU has VNNI, which the Vector API cannot reach, so" : "no VNNI on this CPU;";
-        String ours = !kernelChoice.equals("libtorch") && vectorApiLoaded()
-                ? "int8/int4 products of up to 8 rows on the vector API kernels (" + vnni
-                + " codes widen to float32), longer ones dequantized by them for libtorch's GEMM; "
-                : "int8/int4 dequantized by libtorch ops for each product; ";
-        return ours + "nf4 dequantized by libtorch ops for each product";
+        if (kernelChoice.equals("libtorch") || !vectorApiLoaded()) {
+            return "int8/int4 dequantized by libtorch ops for each product; nf4 dequantized by libtorch ops for each product";
+        }
+        String machine = kernelChoice.equals("native") && MachineCode.unsupported(features.flags()) == null
+                ? "one-row symmetric int8 products in machine code, the rest of " : "";
+        return machine + "int8/int4 products of up to 8 rows on the vector API kernels (codes widen to float32), "
+                + "longer ones dequantized by them for libtorch's GEMM; nf4 dequantized by libtorch ops for each product";
     }
 
     /**

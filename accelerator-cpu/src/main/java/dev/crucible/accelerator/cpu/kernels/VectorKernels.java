@@ -301,8 +301,10 @@ public final class VectorKernels implements HostKernels {
         if (!takesDequantize(weight, dtype)) {
             return "dequantized by libtorch ops for each product, then libtorch's matrix product";
         }
-        return "products of up to " + MAX_QUANTIZED_ROWS + " rows on the vector API kernels ("
-                + ((WeightFormat.Int) weight).bits() + "-bit codes widened to float32 in "
+        WeightFormat.Int format = (WeightFormat.Int) weight;
+        String products = machine != null && format.bits() == 8 && !format.zeroPoints()
+                ? "one-row products in machine code, others of up to " : "products of up to ";
+        return products + MAX_QUANTIZED_ROWS + " rows on the vector API kernels (" + format.bits() + "-bit codes widened to float32 in "
                 + QuantizedMatVec.FLOATS.vectorBitSize() + "-bit registers), longer ones dequantized to "
                 + dtype.userName() + " by them for libtorch's matrix product";
     }
