@@ -206,3 +206,129 @@ int8_rows:
     pop r12
     pop rbx
     ret
+
+# void bf16_batch<R>(const bf16 *w, const bf16 *xs, bf16 *y, const bf16 *bias, int64 in, int64 rows, int64 out)
+#
+# The product of R input rows (R = 2, 3, 4) with the same weight rows, each weight vector loaded once for all R:
+# y[r·out + n] = bf16(Σ_k w[n·in + k]·x_r[k] + bias[n]) for n in [0, rows). xs holds the inputs interleaved by
+# vector: for each 32 columns j, the R rows' 32 bfloat16 one after another (xs + (j·R + r)·64 bytes), zero past in,
+# so only the weights need a masked load at the end of a row. Two vectors per iteration, 2R accumulators.
+# out (argument 7, at [rsp + 8] on entry) is y's row length in elements.
+# One output of bf16_batch<R>: the sum of accumulators zmm<a> and zmm<b>, plus the bias in xmm15, stored as bf16 at
+# r12, which then moves on to the next input row's output.
+.macro BF16_STORE a, b
+    vaddps zmm8, zmm\a, zmm\b
+    vextractf64x4 ymm9, zmm8, 1
+    vaddps ymm8, ymm8, ymm9
+    vextractf128 xmm9, ymm8, 1
+    vaddps xmm8, xmm8, xmm9
+    vmovhlps xmm9, xmm8, xmm8
+    vaddps xmm8, xmm8, xmm9
+    vmovshdup xmm9, xmm8
+    vaddss xmm8, xmm8, xmm9
+    vaddss xmm8, xmm8, xmm15
+    vcvtneps2bf16 xmm8, xmm8
+    vpextrw word ptr [r12], xmm8, 0
+    add r12, r10
+.endm
+
+.macro BF16_BATCH R
+.globl bf16_batch\R
+bf16_batch\R:
+    mov r10, [rsp + 8]
+    add r10, r10                    # bytes between y's rows
+    test r9, r9
+    jz 39f
+    push rbx
+    push r12
+    lea r11, [r8 + r8]              # bytes per weight row
+    mov eax, r8d
+    and eax, 31
+    mov ebx, -1
+    shlx ebx, ebx, eax
+    not ebx
+    kmovd k1, ebx                   # the last vector's word mask
+    mov rbx, r11
+    and rbx, -128                   # bytes the two-vector loop covers
+    and r8, -32
+    add r8, r8                      # bytes whole vectors cover
+30:
+    .irp a, 0, 1, 2, 3, 4, 5, 6, 7
+    vpxord zmm\a, zmm\a, zmm\a
+    .endr
+    xor eax, eax                    # weight byte offset
+    mov r12, rsi                    # xs at this vector
+    test rbx, rbx
+    jz 32f
+31:
+    vmovdqu32 zmm8, [rdi + rax]
+    vmovdqu32 zmm9, [rdi + rax + 64]
+    vdpbf16ps zmm0, zmm8, [r12]
+    vdpbf16ps zmm4, zmm9, [r12 + 64 * \R]
+    vdpbf16ps zmm1, zmm8, [r12 + 64]
+    vdpbf16ps zmm5, zmm9, [r12 + 64 * \R + 64]
+    .if \R >= 3
+    vdpbf16ps zmm2, zmm8, [r12 + 128]
+    vdpbf16ps zmm6, zmm9, [r12 + 64 * \R + 128]
+    .endif
+    .if \R >= 4
+    vdpbf16ps zmm3, zmm8, [r12 + 192]
+    vdpbf16ps zmm7, zmm9, [r12 + 64 * \R + 192]
+    .endif
+    add rax, 128
+    add r12, 128 * \R
+    cmp rax, rbx
+    jb 31b
+32:
+    cmp rax, r11
+    jae 34f
+    cmp rax, r8
+    jb 33f
+    vmovdqu16 zmm8{k1}{z}, [rdi + rax]
+    jmp 35f
+33:
+    vmovdqu32 zmm8, [rdi + rax]
+35:
+    vdpbf16ps zmm0, zmm8, [r12]
+    vdpbf16ps zmm1, zmm8, [r12 + 64]
+    .if \R >= 3
+    vdpbf16ps zmm2, zmm8, [r12 + 128]
+    .endif
+    .if \R >= 4
+    vdpbf16ps zmm3, zmm8, [r12 + 192]
+    .endif
+    add rax, 64
+    add r12, 64 * \R
+    jmp 32b
+34:
+    xor eax, eax                    # the bias, as float32 in xmm15
+    test rcx, rcx
+    jz 36f
+    movzx eax, word ptr [rcx]
+    shl eax, 16
+    add rcx, 2
+36:
+    vmovd xmm15, eax
+    mov r12, rdx
+    BF16_STORE 0, 4
+    BF16_STORE 1, 5
+    .if \R >= 3
+    BF16_STORE 2, 6
+    .endif
+    .if \R >= 4
+    BF16_STORE 3, 7
+    .endif
+    add rdx, 2
+    add rdi, r11
+    dec r9
+    jnz 30b
+    pop r12
+    pop rbx
+39:
+    vzeroupper
+    ret
+.endm
+
+BF16_BATCH 2
+BF16_BATCH 3
+BF16_BATCH 4

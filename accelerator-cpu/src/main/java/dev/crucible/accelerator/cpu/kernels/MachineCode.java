@@ -34,8 +34,17 @@ import java.util.regex.Pattern;
  *
  * @param bf16Rows {@code bf16_rows(w, x, y, bias, in, rows)}: see the source
  * @param int8Rows {@code int8_rows(codes, x, y, scales, bias, in, rows, block, bf16)}: see the source
+ * @param bf16Batch {@code bf16_batch2}, {@code bf16_batch3} and {@code bf16_batch4}: {@code (w, xs, y, bias, in,
+ *                 rows, out)}, see the source
  */
-public record MachineCode(MethodHandle bf16Rows, MethodHandle int8Rows) {
+public record MachineCode(MethodHandle bf16Rows, MethodHandle int8Rows, List<MethodHandle> bf16Batch) {
+    /** The most input rows {@link #bf16Batch} takes in one pass. */
+    static final int MAX_BATCH = 4;
+
+    public MachineCode {
+        bf16Batch = List.copyOf(bf16Batch);
+    }
+
     static final String LISTING = "x86_64-kernels.lst";
     /** CPU flags (as /proc/cpuinfo names them) the code's instructions need. */
     static final List<String> REQUIRED_FLAGS = List.of("avx512f", "avx512bw", "avx512vl", "bmi2", "avx512_bf16");
@@ -138,7 +147,14 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle int8Rows) {
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                             ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
                             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
-            return new Availability(new MachineCode(bf16Rows, int8Rows), "AVX512-BF16 vdpbf16ps");
+            List<MethodHandle> bf16Batch = new ArrayList<>();
+            for (int batch = 2; batch <= MAX_BATCH; batch++) {
+                bf16Batch.add(linker.downcallHandle(code.asSlice(listing.symbols().get("bf16_batch" + batch)),
+                        FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                                ValueLayout.JAVA_LONG)));
+            }
+            return new Availability(new MachineCode(bf16Rows, int8Rows, bf16Batch), "AVX512-BF16 vdpbf16ps");
         } catch (RuntimeException | Error e) {
             return new Availability(null, "the system refused executable memory (" + e.getMessage() + ")");
         }
@@ -221,6 +237,53 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle int8Rows) {
         try {
             MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
             int8Rows.invokeExact(codes, x, y, scales, addend, (long) in, (long) rows, (long) block, bf16 ? 1L : 0L);
+        } catch (Throwable e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Bytes {@link #interleave} writes for {@code batch} rows of {@code in} columns. */
+    static long interleavedBytes(int batch, int in) {
+        return 64L * batch * ((in + 31) / 32);
+    }
+
+    /**
+     * Lays {@code batch} contiguous bf16 rows of {@code in} columns out as {@link #bf16Batch} reads them: for each 32
+     * columns, the rows' 32 one after another, zero past {@code in}.
+     */
+    static void interleave(MemorySegment x, int batch, int in, MemorySegment xs) {
+        int vectors = (in + 31) / 32;
+        for (int j = 0; j < vectors; j++) {
+            int columns = Math.min(32, in - 32 * j);
+            for (int r = 0; r < batch; r++) {
+                long to = 64L * (j * batch + r);
+                MemorySegment.copy(x, 2L * ((long) r * in + 32L * j), xs, to, 2L * columns);
+                if (columns < 32) {
+                    xs.asSlice(to + 2L * columns, 2L * (32 - columns)).fill((byte) 0);
+                }
+            }
+        }
+    }
+
+    /**
+     * {@code y[r·out + n] = bf16(Σ_k w[n, k]·x_r[k] + bias[n])} for {@code batch} (2 to {@link #MAX_BATCH}) input rows
+     * laid out by {@link #interleave} and {@code rows} consecutive weight rows; {@code w}, {@code y} and {@code bias}
+     * start at the first weight row's data, {@code y}'s rows are {@code out} elements apart.
+     */
+    void bf16Batch(MemorySegment w, MemorySegment xs, MemorySegment y, MemorySegment bias, int in, int rows, int out,
+                   int batch) {
+        if (batch < 2 || batch > MAX_BATCH || rows > out) {
+            throw new IllegalArgumentException("bf16_batch takes 2 to " + MAX_BATCH + " input rows of at most "
+                    + out + " outputs, got " + batch + " of " + rows);
+        }
+        if (w.byteSize() < 2L * in * rows || xs.byteSize() < interleavedBytes(batch, in)
+                || y.byteSize() < 2L * ((long) (batch - 1) * out + rows) || (bias != null && bias.byteSize() < 2L * rows)) {
+            throw new IndexOutOfBoundsException("bf16_batch: " + batch + " x " + rows + " rows of " + in
+                    + " need more than the " + w.byteSize() + "/" + xs.byteSize() + "/" + y.byteSize() + " bytes given");
+        }
+        try {
+            MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
+            bf16Batch.get(batch - 2).invokeExact(w, xs, y, addend, (long) in, (long) rows, (long) out);
         } catch (Throwable e) {
             throw new IllegalStateException(e);
         }

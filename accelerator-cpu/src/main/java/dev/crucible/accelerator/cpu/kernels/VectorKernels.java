@@ -121,6 +121,21 @@ public final class VectorKernels implements HostKernels {
             });
             return;
         }
+        if (bf16 && rows <= MachineCode.MAX_BATCH && machine != null) {
+            // The rows share every load of the weights; their inputs interleaved by vector, as the code reads them.
+            MemorySegment xs = buffer(widened, MachineCode.interleavedBytes(rows, in));
+            MachineCode.interleave(x, rows, in, xs);
+            int tasks = weightBytes < PARALLEL_BYTES || pool.threads() == 1 ? 1 : (out + rowsPerTask - 1) / rowsPerTask;
+            int perTask = tasks == 1 ? out : rowsPerTask;
+            long rowBytes = 2L * in;
+            pool.run(tasks, task -> {
+                int from = task * perTask;
+                int count = Math.min(out, from + perTask) - from;
+                machine.bf16Batch(weight.asSlice(rowBytes * from), xs, y.asSlice(2L * from),
+                        bias == null ? null : bias.asSlice(2L * from), in, count, out, rows);
+            });
+            return;
+        }
         MemorySegment input = widenInput(x, rows * in, bf16);
         if (weightBytes < PARALLEL_BYTES || pool.threads() == 1) {
             MatVec.rows(bf16, weight, input, bias, y, rows, in, out, 0, out); // no tasks to share: one pass

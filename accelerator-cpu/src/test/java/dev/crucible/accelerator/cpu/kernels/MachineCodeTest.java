@@ -119,26 +119,81 @@ class MachineCodeTest {
         Random random = new Random(3);
         try (TorchOps fast = new TorchOps("cpu", true, counted); TorchOps reference = new TorchOps("cpu", true)) {
             // The last shape's weights pass the size at which the product is split into tasks for both threads.
-            for (int[] shape : new int[][] {{70, 33}, {896, 128}, {896, 4864}, {4864, 896}}) {
+            for (int[] shape : new int[][] {{70, 33, 1}, {896, 128, 1}, {896, 4864, 1}, {4864, 896, 1}, {70, 33, 2},
+                    {896, 4864, 2}, {129, 40, 3}, {896, 4864, 3}, {4864, 896, 4}, {31, 7, 4}}) {
                 int in = shape[0];
                 int out = shape[1];
+                int rows = shape[2];
                 try (TensorScope scope = reference.openScope()) {
-                    Tensor x = reference.cast(reference.constant(gaussian(random, in), 1, in), DType.BF16);
+                    Tensor x = reference.cast(reference.constant(gaussian(random, rows * in), rows, in), DType.BF16);
                     Tensor w = reference.cast(reference.constant(gaussian(random, out * in), out, in), DType.BF16);
                     Tensor b = reference.cast(reference.constant(gaussian(random, out), out), DType.BF16);
                     int before = BF16_CALLS.get();
                     float[] expected = reference.readFloats(reference.linear(x, w, b));
                     float[] got = reference.readFloats(fast.linear(x, w, b));
                     assertTrue(BF16_CALLS.get() > before, "the machine code ran");
-                    for (int n = 0; n < out; n++) {
+                    for (int n = 0; n < rows * out; n++) {
                         double scale = Math.max(1, Math.abs(expected[n]));
-                        assertTrue(Math.abs(got[n] - expected[n]) <= 1.6e-2 * scale, in + " -> " + out + " output "
-                                + n + ": " + got[n] + " against libtorch's " + expected[n]);
+                        assertTrue(Math.abs(got[n] - expected[n]) <= 1.6e-2 * scale, rows + " x " + in + " -> " + out
+                                + " output " + n + ": " + got[n] + " against libtorch's " + expected[n]);
                     }
                 }
             }
         } finally {
             kernels.close();
+        }
+    }
+
+    @Test
+    void bf16BatchEqualsTheExactSumsForEveryRowCountTailAndBias() {
+        MachineCode code = loaded();
+        Random random = new Random(9);
+        try (Arena arena = Arena.ofConfined()) {
+            for (int batch = 2; batch <= MachineCode.MAX_BATCH; batch++) {
+                for (int in : new int[] {1, 31, 32, 33, 63, 64, 65, 127, 128, 129, 300, 896}) {
+                    int rows = 5;
+                    int out = 7; // y's row length: the kernel writes outputs [0, rows) of each
+                    MemorySegment w = bf16(arena, random, rows * in);
+                    MemorySegment x = bf16(arena, random, batch * in);
+                    MemorySegment bias = bf16(arena, random, rows);
+                    MemorySegment xs = arena.allocate(MachineCode.interleavedBytes(batch, in));
+                    xs.fill((byte) 0x7f); // what interleave leaves must not matter: it zeroes the tails itself
+                    MachineCode.interleave(x, batch, in, xs);
+                    for (boolean withBias : new boolean[] {false, true}) {
+                        MemorySegment guarded = arena.allocate(2L * (batch * out + 2));
+                        guarded.fill((byte) 0x5a);
+                        MemorySegment y = guarded.asSlice(2, 2L * batch * out);
+                        code.bf16Batch(w, xs, y, withBias ? bias : null, in, rows, out, batch);
+                        String where = batch + " x " + in + (withBias ? " + bias" : "");
+                        for (int r = 0; r < batch; r++) {
+                            for (int n = 0; n < out; n++) {
+                                short got = y.getAtIndex(BF16, (long) r * out + n);
+                                if (n >= rows) {
+                                    assertEquals((short) 0x5a5a, got, "written past the rows, " + where);
+                                    continue;
+                                }
+                                double exact = withBias ? MatVec.bf16ToFloat(bias.getAtIndex(BF16, n)) : 0;
+                                double magnitude = Math.abs(exact);
+                                for (int k = 0; k < in; k++) {
+                                    double product = (double) MatVec.bf16ToFloat(w.getAtIndex(BF16, (long) n * in + k))
+                                            * MatVec.bf16ToFloat(x.getAtIndex(BF16, (long) r * in + k));
+                                    exact += product;
+                                    magnitude += Math.abs(product);
+                                }
+                                double allowed = Math.abs(exact) / 256 + magnitude * 1e-6 * Math.max(1, in / 32.0);
+                                assertTrue(Math.abs(MatVec.bf16ToFloat(got) - exact) <= allowed, where + " row " + r
+                                        + " output " + n + ": " + MatVec.bf16ToFloat(got) + " against " + exact);
+                            }
+                        }
+                        assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, 0), "written before y, " + where);
+                        assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, batch * out + 1), "written after y, " + where);
+                    }
+                }
+            }
+            MemorySegment any = arena.allocate(1 << 16);
+            assertThrows(IllegalArgumentException.class, () -> code.bf16Batch(any, any, any, null, 64, 4, 4, 5));
+            assertThrows(IndexOutOfBoundsException.class,
+                    () -> code.bf16Batch(any, any.asSlice(0, 64 * 2 * 2 - 2), any, null, 64, 4, 4, 2));
         }
     }
 
@@ -288,9 +343,12 @@ class MachineCodeTest {
     private static MachineCode counting(MachineCode code) throws ReflectiveOperationException {
         var lookup = java.lang.invoke.MethodHandles.lookup();
         var none = java.lang.invoke.MethodType.methodType(void.class);
-        return new MachineCode(
-                java.lang.invoke.MethodHandles.foldArguments(code.bf16Rows(), lookup.findStatic(MachineCodeTest.class, "countBf16", none)),
-                java.lang.invoke.MethodHandles.foldArguments(code.int8Rows(), lookup.findStatic(MachineCodeTest.class, "countInt8", none)));
+        var bf16 = lookup.findStatic(MachineCodeTest.class, "countBf16", none);
+        return new MachineCode(java.lang.invoke.MethodHandles.foldArguments(code.bf16Rows(), bf16),
+                java.lang.invoke.MethodHandles.foldArguments(code.int8Rows(),
+                        lookup.findStatic(MachineCodeTest.class, "countInt8", none)),
+                code.bf16Batch().stream().map(handle -> java.lang.invoke.MethodHandles.foldArguments(handle, bf16))
+                        .toList());
     }
 
     private static MachineCode loaded() {
