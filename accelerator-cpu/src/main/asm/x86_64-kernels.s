@@ -332,3 +332,94 @@ bf16_batch\R:
 BF16_BATCH 2
 BF16_BATCH 3
 BF16_BATCH 4
+
+# void nibble_rows(const uint8 *codes, const float *xs, void *y, const float *scales, const void *bias, int64 half,
+#                  int64 rows, int64 blockBytes, int64 bf16, const float *table)
+#
+# Products with 4-bit codes, two per byte, each nibble an index into a table of 16 float32 values (int4: q - 8;
+# NF4: its levels): y[n] = Σ_g scales[n·G + g]·Σ_{j∈g} (table[lo(c_j)]·xs[j] + table[hi(c_j)]·xs[half + j]) + bias[n]
+# for n in [0, rows), c_j = codes[n·half + j], G = half / blockBytes groups of blockBytes bytes per row. xs holds the
+# columns the low nibbles stand for, then those the high nibbles stand for (half floats each). y and bias are bf16
+# when bf16 is 1, else float32; bias may be null. half and blockBytes are multiples of 16. Bytes widen 16 at a time
+# (vpmovzxbd); vpermps looks both nibbles up in the table held in a register (it reads only an index's low 4 bits,
+# so the low nibble needs no mask). Arguments 7-10 are on the stack.
+.globl nibble_rows
+nibble_rows:
+    push rbx
+    push r12
+    push r13
+    push r14
+    push r15
+    mov r10, [rsp + 48]             # rows
+    mov r11, [rsp + 56]             # bytes per group
+    mov r15, [rsp + 64]             # bf16
+    mov rax, [rsp + 72]
+    vmovups zmm13, [rax]            # the table
+    test r10, r10
+    jz 59f
+    lea r13, [rsi + 4 * r9]         # xs for the high nibbles
+50:
+    vpxord zmm0, zmm0, zmm0         # the row's total
+    xor eax, eax                    # byte offset in the row
+51:
+    lea r12, [rax + r11]            # the group's end
+    vpxord zmm1, zmm1, zmm1
+    vpxord zmm2, zmm2, zmm2
+52:
+    vpmovzxbd zmm5, [rdi + rax]
+    vpsrld zmm6, zmm5, 4
+    vpermps zmm5, zmm5, zmm13
+    vpermps zmm6, zmm6, zmm13
+    vfmadd231ps zmm1, zmm5, [rsi + 4 * rax]
+    vfmadd231ps zmm2, zmm6, [r13 + 4 * rax]
+    add rax, 16
+    cmp rax, r12
+    jb 52b
+    vaddps zmm1, zmm1, zmm2
+    vbroadcastss zmm5, [rcx]
+    add rcx, 4
+    vfmadd231ps zmm0, zmm1, zmm5
+    cmp rax, r9
+    jb 51b
+    vextractf64x4 ymm1, zmm0, 1
+    vaddps ymm0, ymm0, ymm1
+    vextractf128 xmm1, ymm0, 1
+    vaddps xmm0, xmm0, xmm1
+    vmovhlps xmm1, xmm0, xmm0
+    vaddps xmm0, xmm0, xmm1
+    vmovshdup xmm1, xmm0
+    vaddss xmm0, xmm0, xmm1
+    test r15, r15
+    jnz 55f
+    test r8, r8                     # float32 bias and output
+    jz 54f
+    vaddss xmm0, xmm0, [r8]
+    add r8, 4
+54:
+    vmovss [rdx], xmm0
+    add rdx, 4
+    jmp 57f
+55:
+    test r8, r8                     # bfloat16 bias and output
+    jz 56f
+    movzx r14d, word ptr [r8]
+    shl r14d, 16
+    vmovd xmm1, r14d
+    vaddss xmm0, xmm0, xmm1
+    add r8, 2
+56:
+    vcvtneps2bf16 xmm0, xmm0
+    vpextrw word ptr [rdx], xmm0, 0
+    add rdx, 2
+57:
+    add rdi, r9
+    dec r10
+    jnz 50b
+59:
+    vzeroupper
+    pop r15
+    pop r14
+    pop r13
+    pop r12
+    pop rbx
+    ret

@@ -153,10 +153,11 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
         if (kernelChoice.equals("libtorch") || !vectorApiLoaded()) {
             return "int8/int4 dequantized by libtorch ops for each product; nf4 dequantized by libtorch ops for each product";
         }
-        String machine = kernelChoice.equals("native") && MachineCode.unsupported(features.flags()) == null
-                ? "one-row symmetric int8 products in machine code, the rest of " : "";
-        return machine + "int8/int4 products of up to 8 rows on the vector API kernels (codes widen to float32), "
-                + "longer ones dequantized by them for libtorch's GEMM; nf4 dequantized by libtorch ops for each product";
+        boolean machine = kernelChoice.equals("native") && MachineCode.unsupported(features.flags()) == null;
+        return (machine ? "one-row symmetric int8/int4 products in machine code, the rest of " : "")
+                + "int8/int4 products of up to 8 rows on the vector API kernels (codes widen to float32), "
+                + "longer ones dequantized by them for libtorch's GEMM; nf4 "
+                + (machine ? "one-row products in machine code, the rest " : "") + "dequantized by libtorch ops for each product";
     }
 
     /**

@@ -36,8 +36,23 @@ import java.util.regex.Pattern;
  * @param int8Rows {@code int8_rows(codes, x, y, scales, bias, in, rows, block, bf16)}: see the source
  * @param bf16Batch {@code bf16_batch2}, {@code bf16_batch3} and {@code bf16_batch4}: {@code (w, xs, y, bias, in,
  *                 rows, out)}, see the source
+ * @param nibbleRows {@code nibble_rows(codes, xs, y, scales, bias, half, rows, blockBytes, bf16, table)}: see the
+ *                 source
  */
-public record MachineCode(MethodHandle bf16Rows, MethodHandle int8Rows, List<MethodHandle> bf16Batch) {
+public record MachineCode(MethodHandle bf16Rows, MethodHandle int8Rows, List<MethodHandle> bf16Batch,
+                          MethodHandle nibbleRows) {
+    /** What a symmetric int4 code's nibble stands for: q - 8. */
+    private static final MemorySegment INT4_TABLE = table(new float[] {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4,
+        5, 6, 7});
+    /** NF4's levels. */
+    private static final MemorySegment NF4_TABLE = table(dev.crucible.api.quant.Nf4Codec.levels());
+
+    private static MemorySegment table(float[] values) {
+        MemorySegment table = java.lang.foreign.Arena.global().allocate(4L * values.length, 64);
+        MemorySegment.copy(values, 0, table, ValueLayout.JAVA_FLOAT, 0, values.length);
+        return table;
+    }
+
     /** The most input rows {@link #bf16Batch} takes in one pass. */
     static final int MAX_BATCH = 4;
 
@@ -154,7 +169,11 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle int8Rows, List<Met
                                 ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
                                 ValueLayout.JAVA_LONG)));
             }
-            return new Availability(new MachineCode(bf16Rows, int8Rows, bf16Batch), "AVX512-BF16 vdpbf16ps");
+            MethodHandle nibbleRows = linker.downcallHandle(code.asSlice(listing.symbols().get("nibble_rows")),
+                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                            ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                            ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
+            return new Availability(new MachineCode(bf16Rows, int8Rows, bf16Batch, nibbleRows), "AVX512-BF16 vdpbf16ps");
         } catch (RuntimeException | Error e) {
             return new Availability(null, "the system refused executable memory (" + e.getMessage() + ")");
         }
@@ -284,6 +303,57 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle int8Rows, List<Met
         try {
             MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
             bf16Batch.get(batch - 2).invokeExact(w, xs, y, addend, (long) in, (long) rows, (long) out);
+        } catch (Throwable e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Whether {@link #nibbleRows} takes rows of {@code in} 4-bit weights in groups of {@code block}. */
+    static boolean takesNibbles(int in, int block) {
+        return in > 0 && block > 0 && in % 32 == 0 && block % 32 == 0 && in % block == 0;
+    }
+
+    /**
+     * Lays one row of {@code in} float32 columns out as {@link #nibbleRows} reads it into {@code xs}: the columns of
+     * the low nibbles, then those of the high ones. int4 keeps column 2j in the low nibble of byte j
+     * ({@code lowIsEven}), NF4 in the high one.
+     */
+    static void splitColumns(MemorySegment x, int in, boolean lowIsEven, MemorySegment xs) {
+        int half = in / 2;
+        long high = 4L * half;
+        for (int j = 0; j < half; j++) {
+            float even = x.getAtIndex(ValueLayout.JAVA_FLOAT, 2L * j);
+            float odd = x.getAtIndex(ValueLayout.JAVA_FLOAT, 2L * j + 1);
+            xs.setAtIndex(ValueLayout.JAVA_FLOAT, j, lowIsEven ? even : odd);
+            xs.set(ValueLayout.JAVA_FLOAT, high + 4L * j, lowIsEven ? odd : even);
+        }
+    }
+
+    /**
+     * {@code y[n] = Σ_g scales[n, g]·Σ_{k∈g} level(code[n, k])·x[k] + bias[n]} for {@code rows} consecutive rows of
+     * 4-bit codes ({@code in / 2} bytes each) in groups of {@code block} weights, symmetric int4 ({@code nf4}
+     * false: level = q - 8) or NF4 (level = its table, scale = the block's absmax); {@code xs} from
+     * {@link #splitColumns}, {@code y} and {@code bias} (may be null) bf16 or float32. Widths as
+     * {@link #takesNibbles} says.
+     */
+    void nibbleRows(MemorySegment codes, MemorySegment xs, MemorySegment y, MemorySegment scales, MemorySegment bias,
+                    boolean bf16, boolean nf4, int in, int block, int rows) {
+        if (!takesNibbles(in, block)) {
+            throw new IllegalArgumentException("nibble_rows takes widths in multiples of 32 in whole groups, got "
+                    + in + " in groups of " + block);
+        }
+        long outBytes = (bf16 ? 2L : 4L) * rows;
+        if (codes.byteSize() < (long) in / 2 * rows || xs.byteSize() < 4L * in || y.byteSize() < outBytes
+                || scales.byteSize() < 4L * rows * (in / block) || (bias != null && bias.byteSize() < outBytes)) {
+            throw new IndexOutOfBoundsException("nibble_rows: " + rows + " rows of " + in + " need more than the "
+                    + codes.byteSize() + "/" + xs.byteSize() + "/" + y.byteSize() + "/" + scales.byteSize()
+                    + " bytes given");
+        }
+        try {
+            MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
+            MemorySegment table = nf4 ? NF4_TABLE : INT4_TABLE;
+            nibbleRows.invokeExact(codes, xs, y, scales, addend, (long) in / 2, (long) rows, (long) block / 2,
+                    bf16 ? 1L : 0L, table);
         } catch (Throwable e) {
             throw new IllegalStateException(e);
         }

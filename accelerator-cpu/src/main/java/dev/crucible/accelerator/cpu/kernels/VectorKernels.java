@@ -251,6 +251,11 @@ public final class VectorKernels implements HostKernels {
 
     @Override
     public boolean takesQuantizedLinear(WeightFormat weight, DType dtype, long rows, long in, long out) {
+        if (weight instanceof WeightFormat.Nf4 nf4) {
+            // NF4 has no Vector API kernel: one row in machine code, anything else dequantized by libtorch ops.
+            return machine != null && rows == 1 && (dtype == DType.F32 || dtype == DType.BF16) && in <= Integer.MAX_VALUE
+                    && out <= Integer.MAX_VALUE && MachineCode.takesNibbles((int) in, nf4.blockSize());
+        }
         return weight instanceof WeightFormat.Int && (dtype == DType.F32 || dtype == DType.BF16) && rows >= 1
                 && rows <= MAX_QUANTIZED_ROWS && in * rows <= Integer.MAX_VALUE / 2 && out * rows <= Integer.MAX_VALUE;
     }
@@ -259,10 +264,18 @@ public final class VectorKernels implements HostKernels {
     public void quantizedLinear(WeightFormat weight, DType dtype, MemorySegment x, MemorySegment codes,
                                 MemorySegment scales, MemorySegment zeroPoints, MemorySegment bias, MemorySegment y,
                                 int rows, int in, int out) {
-        WeightFormat.Int format = (WeightFormat.Int) weight;
         boolean bf16 = dtype == DType.BF16;
+        if (weight instanceof WeightFormat.Nf4 nf4) {
+            nibbles(true, nf4.blockSize(), x, codes, scales, bias, y, bf16, in, out);
+            return;
+        }
+        WeightFormat.Int format = (WeightFormat.Int) weight;
         int bits = format.bits();
         int block = block(format, in);
+        if (machine != null && bits == 4 && zeroPoints == null && rows == 1 && MachineCode.takesNibbles(in, block)) {
+            nibbles(false, block, x, codes, scales, bias, y, bf16, in, out);
+            return;
+        }
         boolean sums = bits == 8 && zeroPoints != null;
         MemorySegment input = widenInput(x, rows * in, bf16);
         QuantizedMatVec.Input laidOut = bits == 8 && !sums
@@ -296,6 +309,27 @@ public final class VectorKernels implements HostKernels {
         });
     }
 
+    /** One row of 4-bit codes (symmetric int4, or NF4) on {@link MachineCode#nibbleRows}, in tasks as the rest. */
+    private void nibbles(boolean nf4, int block, MemorySegment x, MemorySegment codes, MemorySegment scales,
+                         MemorySegment bias, MemorySegment y, boolean bf16, int in, int out) {
+        MemorySegment input = widenInput(x, in, bf16);
+        MemorySegment xs = buffer(prepared, 4L * in);
+        MachineCode.splitColumns(input, in, !nf4, xs);
+        long rowBytes = in / 2;
+        int groups = in / block;
+        long outBytes = bf16 ? 2 : 4;
+        int rowsPerTask = (int) Math.max(1, TASK_BYTES / rowBytes);
+        int tasks = rowBytes * out < PARALLEL_BYTES ? 1 : (out + rowsPerTask - 1) / rowsPerTask;
+        int perTask = tasks == 1 ? out : rowsPerTask;
+        pool.run(tasks, task -> {
+            int from = task * perTask;
+            int count = Math.min(out, from + perTask) - from;
+            machine.nibbleRows(codes.asSlice(rowBytes * from), xs, y.asSlice(outBytes * from),
+                    scales.asSlice(4L * groups * from), bias == null ? null : bias.asSlice(outBytes * from), bf16,
+                    nf4, in, block, count);
+        });
+    }
+
     @Override
     public boolean takesDequantize(WeightFormat weight, DType dtype) {
         return weight instanceof WeightFormat.Int && (dtype == DType.F32 || dtype == DType.BF16);
@@ -313,11 +347,15 @@ public final class VectorKernels implements HostKernels {
 
     @Override
     public String describe(WeightFormat weight, DType dtype) {
+        if (weight instanceof WeightFormat.Nf4 && machine != null) {
+            return "one-row products in machine code (codes looked up in a register), longer ones dequantized by "
+                    + "libtorch ops for libtorch's matrix product";
+        }
         if (!takesDequantize(weight, dtype)) {
             return "dequantized by libtorch ops for each product, then libtorch's matrix product";
         }
         WeightFormat.Int format = (WeightFormat.Int) weight;
-        String products = machine != null && format.bits() == 8 && !format.zeroPoints()
+        String products = machine != null && !format.zeroPoints()
                 ? "one-row products in machine code, others of up to " : "products of up to ";
         return products + MAX_QUANTIZED_ROWS + " rows on the vector API kernels (" + format.bits() + "-bit codes widened to float32 in "
                 + QuantizedMatVec.FLOATS.vectorBitSize() + "-bit registers), longer ones dequantized to "

@@ -314,6 +314,71 @@ class MachineCodeTest {
         }
     }
 
+    /**
+     * 4-bit weights made by the codecs the checkpoint loader uses (so the nibble order is theirs), multiplied on the
+     * machine code through the backend's kernels, against the codecs' own dequantization summed exactly.
+     */
+    @Test
+    void theBackendsOneRowInt4AndNf4ProductsRunOnItAndMatchTheCodecsDequantization() throws Exception {
+        MachineCode code = counting(loaded());
+        VectorKernels kernels = new VectorKernels(2, List.of(DType.BF16), code);
+        Random random = new Random(13);
+        try (Arena arena = Arena.ofShared()) {
+            List<dev.crucible.api.tensor.WeightFormat> formats = List.of(
+                    new dev.crucible.api.tensor.WeightFormat.Int(4, 32, false),
+                    new dev.crucible.api.tensor.WeightFormat.Int(4, 0, false),
+                    new dev.crucible.api.tensor.WeightFormat.Int(4, 128, false),
+                    dev.crucible.api.tensor.WeightFormat.Nf4.QLORA);
+            for (dev.crucible.api.tensor.WeightFormat format : formats) {
+                for (int[] shape : new int[][] {{896, 4864}, {128, 40}, {4864, 64}}) {
+                    int in = shape[0];
+                    int out = shape[1];
+                    float[] dense = gaussian(random, in * out);
+                    dev.crucible.api.quant.WeightCodec codec = format instanceof dev.crucible.api.tensor.WeightFormat.Int i
+                            ? new dev.crucible.api.quant.IntCodec(i) : new dev.crucible.api.quant.Nf4Codec(
+                                    (dev.crucible.api.tensor.WeightFormat.Nf4) format);
+                    var quantized = codec.encode("w", dense, new long[] {out, in});
+                    float[] decoded = codec.decode(quantized);
+                    MemorySegment codes = arena.allocate(quantized.data().data().byteSize());
+                    codes.copyFrom(quantized.data().data());
+                    MemorySegment scales = arena.allocate(4L * quantized.scales().elementCount());
+                    for (long i = 0; i < quantized.scales().elementCount(); i++) {
+                        scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, quantized.scales().floatAt(i));
+                    }
+                    for (DType dtype : new DType[] {DType.BF16, DType.F32}) {
+                        boolean bf16 = dtype == DType.BF16;
+                        MemorySegment x = bf16 ? bf16(arena, random, in) : f32(arena, random, in);
+                        MemorySegment y = arena.allocate((bf16 ? 2L : 4L) * out);
+                        int before = NIBBLE_CALLS.get();
+                        assertTrue(kernels.takesQuantizedLinear(format, dtype, 1, in, out), format + " taken");
+                        kernels.quantizedLinear(format, dtype, x, codes, scales, null, null, y, 1, in, out);
+                        assertTrue(NIBBLE_CALLS.get() > before, "the machine code ran for " + format);
+                        for (int n = 0; n < out; n++) {
+                            double exact = 0;
+                            double magnitude = 0;
+                            for (int k = 0; k < in; k++) {
+                                double xk = bf16 ? MatVec.bf16ToFloat(x.getAtIndex(BF16, k))
+                                        : x.getAtIndex(ValueLayout.JAVA_FLOAT, k);
+                                exact += decoded[n * in + k] * xk;
+                                magnitude += Math.abs(decoded[n * in + k] * xk);
+                            }
+                            float got = bf16 ? MatVec.bf16ToFloat(y.getAtIndex(BF16, n))
+                                    : y.getAtIndex(ValueLayout.JAVA_FLOAT, n);
+                            double allowed = (bf16 ? Math.abs(exact) / 256 : 0) + magnitude * 1e-5;
+                            assertTrue(Math.abs(got - exact) <= allowed, format + " " + dtype + " " + in + " -> " + out
+                                    + " output " + n + ": " + got + " against " + exact);
+                        }
+                    }
+                }
+            }
+            // NF4 beyond one row, or in widths the code does not take, is left to libtorch's ops.
+            assertTrue(!kernels.takesQuantizedLinear(dev.crucible.api.tensor.WeightFormat.Nf4.QLORA, DType.BF16, 2, 896, 64));
+            assertTrue(!kernels.takesQuantizedLinear(dev.crucible.api.tensor.WeightFormat.Nf4.QLORA, DType.BF16, 1, 96, 64));
+        } finally {
+            kernels.close();
+        }
+    }
+
     @Test
     void segmentsShorterThanTheProductNeedsAreRefusedBeforeTheCodeRuns() {
         MachineCode code = loaded();
@@ -335,6 +400,12 @@ class MachineCodeTest {
         BF16_CALLS.incrementAndGet();
     }
 
+    private static final java.util.concurrent.atomic.AtomicInteger NIBBLE_CALLS = new java.util.concurrent.atomic.AtomicInteger();
+
+    static void countNibbles() {
+        NIBBLE_CALLS.incrementAndGet();
+    }
+
     static void countInt8() {
         INT8_CALLS.incrementAndGet();
     }
@@ -348,7 +419,9 @@ class MachineCodeTest {
                 java.lang.invoke.MethodHandles.foldArguments(code.int8Rows(),
                         lookup.findStatic(MachineCodeTest.class, "countInt8", none)),
                 code.bf16Batch().stream().map(handle -> java.lang.invoke.MethodHandles.foldArguments(handle, bf16))
-                        .toList());
+                        .toList(),
+                java.lang.invoke.MethodHandles.foldArguments(code.nibbleRows(),
+                        lookup.findStatic(MachineCodeTest.class, "countNibbles", none)));
     }
 
     private static MachineCode loaded() {
@@ -369,6 +442,14 @@ class MachineCodeTest {
         MemorySegment segment = arena.allocate(2L * Math.max(1, count));
         for (int i = 0; i < count; i++) {
             segment.setAtIndex(BF16, i, MatVec.floatToBf16((float) random.nextGaussian()));
+        }
+        return segment;
+    }
+
+    private static MemorySegment f32(Arena arena, Random random, int count) {
+        MemorySegment segment = arena.allocate(4L * count);
+        for (int i = 0; i < count; i++) {
+            segment.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) random.nextGaussian());
         }
         return segment;
     }
