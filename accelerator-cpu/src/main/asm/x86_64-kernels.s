@@ -11,6 +11,46 @@
 .intel_syntax noprefix
 .text
 
+# The horizontal sum of zmm0's 16 lanes into xmm0 (xmm1 is overwritten).
+.macro HSUM0
+    vextractf64x4 ymm1, zmm0, 1
+    vaddps ymm0, ymm0, ymm1
+    vextractf128 xmm1, ymm0, 1
+    vaddps xmm0, xmm0, xmm1
+    vmovhlps xmm1, xmm0, xmm0
+    vaddps xmm0, xmm0, xmm1
+    vmovshdup xmm1, xmm0
+    vaddss xmm0, xmm0, xmm1
+.endm
+
+# Stores the row's result xmm0 at rdx and moves rdx on: bf16 when r15 is non-zero (rounded to nearest even), else
+# float32, after adding the bias at r8 (same type; none when r8 is null, else r8 moves on). r14 is overwritten.
+.macro STORE_ROW
+    test r15, r15
+    jnz 81f
+    test r8, r8                     # float32 bias and output
+    jz 80f
+    vaddss xmm0, xmm0, [r8]
+    add r8, 4
+80:
+    vmovss [rdx], xmm0
+    add rdx, 4
+    jmp 83f
+81:
+    test r8, r8                     # bfloat16 bias and output
+    jz 82f
+    movzx r14d, word ptr [r8]
+    shl r14d, 16
+    vmovd xmm1, r14d
+    vaddss xmm0, xmm0, xmm1
+    add r8, 2
+82:
+    vcvtneps2bf16 xmm0, xmm0
+    vpextrw word ptr [rdx], xmm0, 0
+    add rdx, 2
+83:
+.endm
+
 # void bf16_rows(const bf16 *w, const bf16 *x, bf16 *y, const bf16 *bias, int64 in, int64 rows)
 #
 # y[n] = bf16(Σ_k w[n·in + k]·x[k] + bias[n]) for n in [0, rows): rows of w one after another, the products of each
@@ -70,14 +110,7 @@ bf16_rows:
     vaddps zmm0, zmm0, zmm1
     vaddps zmm2, zmm2, zmm3
     vaddps zmm0, zmm0, zmm2
-    vextractf64x4 ymm1, zmm0, 1
-    vaddps ymm0, ymm0, ymm1
-    vextractf128 xmm1, ymm0, 1
-    vaddps xmm0, xmm0, xmm1
-    vmovhlps xmm1, xmm0, xmm0
-    vaddps xmm0, xmm0, xmm1
-    vmovshdup xmm1, xmm0
-    vaddss xmm0, xmm0, xmm1
+    HSUM0
     test rcx, rcx
     jz 7f
     movzx eax, word ptr [rcx]
@@ -164,37 +197,8 @@ int8_rows:
     vfmadd231ps zmm0, zmm1, zmm5
     cmp rax, r9
     jb 11b
-    vextractf64x4 ymm1, zmm0, 1
-    vaddps ymm0, ymm0, ymm1
-    vextractf128 xmm1, ymm0, 1
-    vaddps xmm0, xmm0, xmm1
-    vmovhlps xmm1, xmm0, xmm0
-    vaddps xmm0, xmm0, xmm1
-    vmovshdup xmm1, xmm0
-    vaddss xmm0, xmm0, xmm1
-    test r15, r15
-    jnz 16f
-    test r8, r8                     # float32 bias and output
-    jz 15f
-    vaddss xmm0, xmm0, [r8]
-    add r8, 4
-15:
-    vmovss [rdx], xmm0
-    add rdx, 4
-    jmp 18f
-16:
-    test r8, r8                     # bfloat16 bias and output
-    jz 17f
-    movzx r14d, word ptr [r8]
-    shl r14d, 16
-    vmovd xmm1, r14d
-    vaddss xmm0, xmm0, xmm1
-    add r8, 2
-17:
-    vcvtneps2bf16 xmm0, xmm0
-    vpextrw word ptr [rdx], xmm0, 0
-    add rdx, 2
-18:
+    HSUM0
+    STORE_ROW
     add rdi, r9
     dec r10
     jnz 10b
@@ -381,37 +385,8 @@ nibble_rows:
     vfmadd231ps zmm0, zmm1, zmm5
     cmp rax, r9
     jb 51b
-    vextractf64x4 ymm1, zmm0, 1
-    vaddps ymm0, ymm0, ymm1
-    vextractf128 xmm1, ymm0, 1
-    vaddps xmm0, xmm0, xmm1
-    vmovhlps xmm1, xmm0, xmm0
-    vaddps xmm0, xmm0, xmm1
-    vmovshdup xmm1, xmm0
-    vaddss xmm0, xmm0, xmm1
-    test r15, r15
-    jnz 55f
-    test r8, r8                     # float32 bias and output
-    jz 54f
-    vaddss xmm0, xmm0, [r8]
-    add r8, 4
-54:
-    vmovss [rdx], xmm0
-    add rdx, 4
-    jmp 57f
-55:
-    test r8, r8                     # bfloat16 bias and output
-    jz 56f
-    movzx r14d, word ptr [r8]
-    shl r14d, 16
-    vmovd xmm1, r14d
-    vaddss xmm0, xmm0, xmm1
-    add r8, 2
-56:
-    vcvtneps2bf16 xmm0, xmm0
-    vpextrw word ptr [rdx], xmm0, 0
-    add rdx, 2
-57:
+    HSUM0
+    STORE_ROW
     add rdi, r9
     dec r10
     jnz 50b

@@ -100,6 +100,10 @@ public final class BenchDecodeCommand implements Callable<Integer> {
                 : java.util.Optional.of(LlamaBench.of(llamaBench, compareGguf, 1, promptLength, newTokens));
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        if (modelOptions.model != null && (modelOptions.model.startsWith("/") || modelOptions.model.startsWith("."))) {
+            // A local folder that is not there is the one-line error alone, not after a progress line.
+            ModelSession.resolveModel(host, modelOptions.model);
+        }
         err.println("bench: loading " + modelOptions.model);
         try (ModelSession session = modelOptions.open(host)) {
             session.quantizationReport().forEach(err::println);

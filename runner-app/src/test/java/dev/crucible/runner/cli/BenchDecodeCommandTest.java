@@ -190,6 +190,10 @@ class BenchDecodeCommandTest {
             assertFalse(r.err().contains("loading"), "refused before the model loads: " + r.err());
         }
         assertFalse(Files.exists(folder.resolve("calls")), "llama-bench never ran");
+        RunnerCli missing = RunnerCli.run(ONE_THREAD, "bench", "decode", "--model", folder.resolve("no-model").toString(),
+                "--device", "cpu");
+        assertEquals(2, missing.exit(), missing.err());
+        assertEquals(1, missing.err().strip().lines().count(), "a missing model is one line, no progress: " + missing.err());
     }
 
     @Test

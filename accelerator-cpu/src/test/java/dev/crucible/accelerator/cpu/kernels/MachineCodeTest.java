@@ -92,19 +92,9 @@ class MachineCodeTest {
                     assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, 0), "written before y, in " + in);
                     assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, rows + 1), "written after y, in " + in);
                     for (int n = 0; n < rows; n++) {
-                        double exact = withBias ? MatVec.bf16ToFloat(bias.getAtIndex(BF16, n)) : 0;
-                        double magnitude = Math.abs(exact);
-                        for (int k = 0; k < in; k++) {
-                            double product = (double) MatVec.bf16ToFloat(w.getAtIndex(BF16, (long) n * in + k))
-                                    * MatVec.bf16ToFloat(x.getAtIndex(BF16, k));
-                            exact += product;
-                            magnitude += Math.abs(product);
-                        }
-                        float got = MatVec.bf16ToFloat(y.getAtIndex(BF16, n));
-                        // One bfloat16 rounding of the result, plus float32 accumulation over in terms.
-                        double allowed = Math.abs(exact) / 256 + magnitude * 1e-6 * Math.max(1, in / 32.0);
-                        assertTrue(Math.abs(got - exact) <= allowed, "in " + in + " row " + n + " bias " + withBias
-                                + ": " + got + " against " + exact);
+                        assertBf16Product(MatVec.bf16ToFloat(y.getAtIndex(BF16, n)), w, (long) n * in, x, 0, in,
+                                withBias ? MatVec.bf16ToFloat(bias.getAtIndex(BF16, n)) : 0,
+                                "in " + in + " row " + n + " bias " + withBias);
                     }
                 }
             }
@@ -172,17 +162,9 @@ class MachineCodeTest {
                                     assertEquals((short) 0x5a5a, got, "written past the rows, " + where);
                                     continue;
                                 }
-                                double exact = withBias ? MatVec.bf16ToFloat(bias.getAtIndex(BF16, n)) : 0;
-                                double magnitude = Math.abs(exact);
-                                for (int k = 0; k < in; k++) {
-                                    double product = (double) MatVec.bf16ToFloat(w.getAtIndex(BF16, (long) n * in + k))
-                                            * MatVec.bf16ToFloat(x.getAtIndex(BF16, (long) r * in + k));
-                                    exact += product;
-                                    magnitude += Math.abs(product);
-                                }
-                                double allowed = Math.abs(exact) / 256 + magnitude * 1e-6 * Math.max(1, in / 32.0);
-                                assertTrue(Math.abs(MatVec.bf16ToFloat(got) - exact) <= allowed, where + " row " + r
-                                        + " output " + n + ": " + MatVec.bf16ToFloat(got) + " against " + exact);
+                                assertBf16Product(MatVec.bf16ToFloat(got), w, (long) n * in, x, (long) r * in, in,
+                                        withBias ? MatVec.bf16ToFloat(bias.getAtIndex(BF16, n)) : 0,
+                                        where + " row " + r + " output " + n);
                             }
                         }
                         assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, 0), "written before y, " + where);
@@ -422,6 +404,24 @@ class MachineCodeTest {
                         .toList(),
                 java.lang.invoke.MethodHandles.foldArguments(code.nibbleRows(),
                         lookup.findStatic(MachineCodeTest.class, "countNibbles", none)));
+    }
+
+    /**
+     * {@code got} is the bf16 dot product of {@code in} bf16 weights and inputs (from the given element offsets)
+     * plus {@code bias}, computed exactly: within one bf16 rounding of the result plus float32 accumulation.
+     */
+    private static void assertBf16Product(float got, MemorySegment w, long wFrom, MemorySegment x, long xFrom, int in,
+                                          float bias, String where) {
+        double exact = bias;
+        double magnitude = Math.abs(exact);
+        for (int k = 0; k < in; k++) {
+            double product = (double) MatVec.bf16ToFloat(w.getAtIndex(BF16, wFrom + k))
+                    * MatVec.bf16ToFloat(x.getAtIndex(BF16, xFrom + k));
+            exact += product;
+            magnitude += Math.abs(product);
+        }
+        double allowed = Math.abs(exact) / 256 + magnitude * 1e-6 * Math.max(1, in / 32.0);
+        assertTrue(Math.abs(got - exact) <= allowed, where + ": " + got + " against " + exact);
     }
 
     private static MachineCode loaded() {
