@@ -65,6 +65,12 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
     private synchronized MachineCode.Availability machineCode() {
         if (machineCode == null) {
             machineCode = MachineCode.load(features.flags());
+            if (!machineCode.available() && MachineCode.unsupported(features.flags()) == null) {
+                // The CPU can run it but the system would not map it (e.g. SELinux denying executable memory):
+                // doctor, which only reads the CPU's flags, said it would be used, so say once that it is not.
+                System.err.println("warning: cpu: no machine-code kernels (" + machineCode.reason()
+                        + "); the Vector API kernels run instead");
+            }
         }
         return machineCode;
     }
