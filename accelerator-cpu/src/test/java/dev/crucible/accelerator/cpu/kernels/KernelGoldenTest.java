@@ -78,6 +78,68 @@ class KernelGoldenTest {
         }
     }
 
+    /**
+     * The same fixtures in bfloat16 with the machine-code products in the loop (where this CPU can run them): the
+     * first step's top token and logits are those of the Vector API kernels up to bfloat16's rounding (the two differ
+     * only in the order of float32 sums, whose rounding to bf16 may flip a last bit). Not the float32 goldens': in
+     * bfloat16 tiny-qwen3's random weights already pick another first token with either kernel.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope"})
+    void bf16DecodeWithTheMachineCodeAgreesWithTheVectorKernels(String name) throws Exception {
+        Path directory = Path.of(System.getProperty("crucible.repo.root", ".."), "..", "shared", "fixtures", name)
+                .toAbsolutePath().normalize();
+        Assumptions.assumeTrue(Files.isRegularFile(directory.resolve("goldens.json")), "fixture " + directory + " is missing");
+        Set<String> flags = dev.crucible.accelerator.cpu.CpuFeatures.probe().flags();
+        String unsupported = MachineCode.unsupported(flags);
+        Assumptions.assumeTrue(unsupported == null, "the machine code cannot run here: " + unsupported);
+        JsonNode goldens = JsonMapper.builder().build().readTree(directory.resolve("goldens.json").toFile());
+        TorchRuntime.load();
+        TorchRuntime.setThreads(1);
+        ModelConfig config = ModelConfig.read(directory);
+        List<float[]> logits = new ArrayList<>();
+        MachineCode.Availability mapped = MachineCode.load(flags);
+        assertTrue(mapped.available(), mapped.reason());
+        for (MachineCode code : java.util.Arrays.asList(mapped.code(), null)) {
+            VectorKernels kernels = new VectorKernels(2, List.of(DType.BF16), code);
+            try (Checkpoint checkpoint = Checkpoint.open(directory);
+                 TorchModel model = TorchModel.place(new ShardRequest(config, checkpoint, DType.BF16), "cpu", kernels)) {
+                for (JsonNode golden : goldens.get("cases")) {
+                    Generation single = model.runner().decode(new DecodeRequest(List.of(ints(golden.get("prompt_ids"))),
+                            2, Set.of(), DecodeRequest.defaultPadToken(config), 1), 1).generations().getFirst();
+                    logits.add(single.firstStepLogits());
+                }
+            } finally {
+                kernels.close();
+            }
+        }
+        int cases = logits.size() / 2;
+        for (int i = 0; i < cases; i++) {
+            float[] machine = logits.get(i);
+            float[] vector = logits.get(cases + i);
+            double largest = 0;
+            double worst = 0;
+            for (int v = 0; v < machine.length; v++) {
+                largest = Math.max(largest, Math.abs(vector[v]));
+                worst = Math.max(worst, Math.abs(machine[v] - vector[v]));
+            }
+            assertTrue(worst <= 0.05 * Math.max(1, largest), name + " case " + i + ": logits differ by " + worst
+                    + " (largest " + largest + ")");
+            org.junit.jupiter.api.Assertions.assertEquals(argmax(vector), argmax(machine), name + " case " + i
+                    + ": the first token");
+        }
+    }
+
+    private static int argmax(float[] values) {
+        int best = 0;
+        for (int i = 1; i < values.length; i++) {
+            if (values[i] > values[best]) {
+                best = i;
+            }
+        }
+        return best;
+    }
+
     private static int[] ints(JsonNode array) {
         int[] values = new int[array.size()];
         for (int i = 0; i < values.length; i++) {
