@@ -163,7 +163,8 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
         return (machine ? "one-row symmetric int8/int4 products in machine code, the rest of " : "")
                 + "int8/int4 products of up to 8 rows on the vector API kernels (codes widen to float32), "
                 + "longer ones dequantized by them for libtorch's GEMM; nf4 "
-                + (machine ? "one-row products in machine code, the rest " : "") + "dequantized by libtorch ops for each product";
+                + (machine ? "products of up to 8 rows in machine code, the rest " : "")
+                + "dequantized by libtorch ops for each product";
     }
 
     /**

@@ -252,9 +252,12 @@ public final class VectorKernels implements HostKernels {
     @Override
     public boolean takesQuantizedLinear(WeightFormat weight, DType dtype, long rows, long in, long out) {
         if (weight instanceof WeightFormat.Nf4 nf4) {
-            // NF4 has no Vector API kernel: one row in machine code, anything else dequantized by libtorch ops.
-            return machine != null && rows == 1 && (dtype == DType.F32 || dtype == DType.BF16) && in <= Integer.MAX_VALUE
-                    && out <= Integer.MAX_VALUE && MachineCode.takesNibbles((int) in, nf4.blockSize());
+            // NF4 has no Vector API kernel: up to 8 rows in machine code, one pass over the codes per row (still
+            // several times faster than dequantizing the weight with libtorch ops for every product), anything
+            // else dequantized by libtorch ops.
+            return machine != null && rows >= 1 && rows <= MAX_QUANTIZED_ROWS && (dtype == DType.F32 || dtype == DType.BF16)
+                    && in <= Integer.MAX_VALUE && out * rows <= Integer.MAX_VALUE
+                    && MachineCode.takesNibbles((int) in, nf4.blockSize());
         }
         return weight instanceof WeightFormat.Int && (dtype == DType.F32 || dtype == DType.BF16) && rows >= 1
                 && rows <= MAX_QUANTIZED_ROWS && in * rows <= Integer.MAX_VALUE / 2 && out * rows <= Integer.MAX_VALUE;
@@ -266,7 +269,11 @@ public final class VectorKernels implements HostKernels {
                                 int rows, int in, int out) {
         boolean bf16 = dtype == DType.BF16;
         if (weight instanceof WeightFormat.Nf4 nf4) {
-            nibbles(true, nf4.blockSize(), x, codes, scales, bias, y, bf16, in, out);
+            long bytes = bf16 ? 2 : 4;
+            for (int row = 0; row < rows; row++) {
+                nibbles(true, nf4.blockSize(), x.asSlice(bytes * row * in, bytes * in), codes, scales, bias,
+                        y.asSlice(bytes * row * out, bytes * out), bf16, in, out);
+            }
             return;
         }
         WeightFormat.Int format = (WeightFormat.Int) weight;
@@ -348,8 +355,8 @@ public final class VectorKernels implements HostKernels {
     @Override
     public String describe(WeightFormat weight, DType dtype) {
         if (weight instanceof WeightFormat.Nf4 && machine != null) {
-            return "one-row products in machine code (codes looked up in a register), longer ones dequantized by "
-                    + "libtorch ops for libtorch's matrix product";
+            return "products of up to " + MAX_QUANTIZED_ROWS + " rows in machine code (codes looked up in a register, "
+                    + "one pass per row), longer ones dequantized by libtorch ops for libtorch's matrix product";
         }
         if (!takesDequantize(weight, dtype)) {
             return "dequantized by libtorch ops for each product, then libtorch's matrix product";

@@ -353,9 +353,32 @@ class MachineCodeTest {
                     }
                 }
             }
-            // NF4 beyond one row, or in widths the code does not take, is left to libtorch's ops.
-            assertTrue(!kernels.takesQuantizedLinear(dev.crucible.api.tensor.WeightFormat.Nf4.QLORA, DType.BF16, 2, 896, 64));
-            assertTrue(!kernels.takesQuantizedLinear(dev.crucible.api.tensor.WeightFormat.Nf4.QLORA, DType.BF16, 1, 96, 64));
+            // NF4 in several rows: each row as alone.
+            var nf4 = dev.crucible.api.tensor.WeightFormat.Nf4.QLORA;
+            int in = 128;
+            int out = 40;
+            var quantized = new dev.crucible.api.quant.Nf4Codec(nf4).encode("w", gaussian(random, in * out),
+                    new long[] {out, in});
+            MemorySegment codes = arena.allocate(quantized.data().data().byteSize());
+            codes.copyFrom(quantized.data().data());
+            MemorySegment scales = arena.allocate(4L * quantized.scales().elementCount());
+            for (long i = 0; i < quantized.scales().elementCount(); i++) {
+                scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, quantized.scales().floatAt(i));
+            }
+            int rows = 3;
+            MemorySegment x = bf16(arena, random, rows * in);
+            MemorySegment together = arena.allocate(2L * rows * out);
+            assertTrue(kernels.takesQuantizedLinear(nf4, DType.BF16, rows, in, out));
+            kernels.quantizedLinear(nf4, DType.BF16, x, codes, scales, null, null, together, rows, in, out);
+            for (int r = 0; r < rows; r++) {
+                MemorySegment alone = arena.allocate(2L * out);
+                kernels.quantizedLinear(nf4, DType.BF16, x.asSlice(2L * r * in, 2L * in), codes, scales, null, null,
+                        alone, 1, in, out);
+                assertEquals(-1, alone.mismatch(together.asSlice(2L * r * out, 2L * out)), "row " + r);
+            }
+            // Beyond 8 rows, or in widths the code does not take, NF4 is left to libtorch's ops.
+            assertTrue(!kernels.takesQuantizedLinear(nf4, DType.BF16, 9, 896, 64));
+            assertTrue(!kernels.takesQuantizedLinear(nf4, DType.BF16, 1, 96, 64));
         } finally {
             kernels.close();
         }
