@@ -32,9 +32,7 @@ class KernelGoldenTest {
     @ParameterizedTest
     @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope"})
     void decodeWithTheKernelsMatchesTheGoldens(String name) throws Exception {
-        Path directory = Path.of(System.getProperty("crucible.repo.root", ".."), "..", "shared", "fixtures", name)
-                .toAbsolutePath().normalize();
-        Assumptions.assumeTrue(Files.isRegularFile(directory.resolve("goldens.json")), "fixture " + directory + " is missing");
+        Path directory = fixture(name);
         JsonNode goldens = JsonMapper.builder().build().readTree(directory.resolve("goldens.json").toFile());
         double tolerance = goldens.get("tolerances").get("logits_abs").asDouble();
         TorchRuntime.load();
@@ -87,9 +85,7 @@ class KernelGoldenTest {
     @ParameterizedTest
     @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope"})
     void bf16DecodeWithTheMachineCodeAgreesWithTheVectorKernels(String name) throws Exception {
-        Path directory = Path.of(System.getProperty("crucible.repo.root", ".."), "..", "shared", "fixtures", name)
-                .toAbsolutePath().normalize();
-        Assumptions.assumeTrue(Files.isRegularFile(directory.resolve("goldens.json")), "fixture " + directory + " is missing");
+        Path directory = fixture(name);
         Set<String> flags = dev.crucible.accelerator.cpu.CpuFeatures.probe().flags();
         String unsupported = MachineCode.unsupported(flags);
         Assumptions.assumeTrue(unsupported == null, "the machine code cannot run here: " + unsupported);
@@ -128,6 +124,14 @@ class KernelGoldenTest {
             org.junit.jupiter.api.Assertions.assertEquals(argmax(vector), argmax(machine), name + " case " + i
                     + ": the first token");
         }
+    }
+
+    /** The shared fixture's folder; the test is skipped where it is missing. */
+    private static Path fixture(String name) {
+        Path directory = Path.of(System.getProperty("crucible.repo.root", ".."), "..", "shared", "fixtures", name)
+                .toAbsolutePath().normalize();
+        Assumptions.assumeTrue(Files.isRegularFile(directory.resolve("goldens.json")), "fixture " + directory + " is missing");
+        return directory;
     }
 
     private static int argmax(float[] values) {
