@@ -104,49 +104,42 @@ public final class VectorKernels implements HostKernels {
                        int rows, int in, int out) {
         boolean bf16 = dtype == DType.BF16;
         int bytes = bf16 ? 2 : 4;
-        int rowsPerTask = Math.max(1, TASK_BYTES / (in * bytes));
-        long weightBytes = (long) out * in * bytes;
+        long rowBytes = (long) in * bytes;
         if (bf16 && rows == 1 && machine != null) {
             // vdpbf16ps takes the bfloat16 input as it is: no widening, and the product runs at the read's speed.
-            if (weightBytes < PARALLEL_BYTES || pool.threads() == 1) {
-                machine.bf16Rows(weight, x, y, bias, in, out);
-                return;
-            }
-            long rowBytes = 2L * in;
-            pool.run((out + rowsPerTask - 1) / rowsPerTask, task -> {
-                int from = task * rowsPerTask;
-                int count = Math.min(out, from + rowsPerTask) - from;
-                machine.bf16Rows(weight.asSlice(rowBytes * from), x, y.asSlice(2L * from),
-                        bias == null ? null : bias.asSlice(2L * from), in, count);
-            });
+            overRows(out, rowBytes, (from, count) -> machine.bf16Rows(weight.asSlice(rowBytes * from), x,
+                    y.asSlice(2L * from), sliced(bias, 2L * from), in, count));
             return;
         }
         if (bf16 && rows <= MachineCode.MAX_BATCH && machine != null) {
             // The rows share every load of the weights; their inputs interleaved by vector, as the code reads them.
             MemorySegment xs = buffer(widened, MachineCode.interleavedBytes(rows, in));
             MachineCode.interleave(x, rows, in, xs);
-            int tasks = weightBytes < PARALLEL_BYTES || pool.threads() == 1 ? 1 : (out + rowsPerTask - 1) / rowsPerTask;
-            int perTask = tasks == 1 ? out : rowsPerTask;
-            long rowBytes = 2L * in;
-            pool.run(tasks, task -> {
-                int from = task * perTask;
-                int count = Math.min(out, from + perTask) - from;
-                machine.bf16Batch(weight.asSlice(rowBytes * from), xs, y.asSlice(2L * from),
-                        bias == null ? null : bias.asSlice(2L * from), in, count, out, rows);
-            });
+            overRows(out, rowBytes, (from, count) -> machine.bf16Batch(weight.asSlice(rowBytes * from), xs,
+                    y.asSlice(2L * from), sliced(bias, 2L * from), in, count, out, rows));
             return;
         }
         MemorySegment input = widenInput(x, rows * in, bf16);
-        if (weightBytes < PARALLEL_BYTES || pool.threads() == 1) {
-            MatVec.rows(bf16, weight, input, bias, y, rows, in, out, 0, out); // no tasks to share: one pass
+        overRows(out, rowBytes, (from, count) -> MatVec.rows(bf16, weight, input, bias, y, rows, in, out, from,
+                from + count));
+    }
+
+    /**
+     * Runs {@code body} over the output rows {@code [0, out)} of a weight of {@code rowBytes} per row: in one pass on
+     * the calling thread when the weight is small or there is no helper (no task to share), else in tasks of
+     * {@link #TASK_BYTES} shared with the pool.
+     */
+    private void overRows(int out, long rowBytes, Chunk body) {
+        if (rowBytes * out < PARALLEL_BYTES || pool.threads() == 1) {
+            body.run(0, out);
             return;
         }
-        int tasks = (out + rowsPerTask - 1) / rowsPerTask;
-        pool.run(tasks, task -> {
-            int from = task * rowsPerTask;
-            int to = Math.min(out, from + rowsPerTask);
-            MatVec.rows(bf16, weight, input, bias, y, rows, in, out, from, to);
-        });
+        inChunks(out, (int) Math.max(1, TASK_BYTES / rowBytes), body);
+    }
+
+    /** {@code segment} from byte {@code offset} on, or null for null (an absent bias). */
+    private static MemorySegment sliced(MemorySegment segment, long offset) {
+        return segment == null ? null : segment.asSlice(offset);
     }
 
     @Override
@@ -290,33 +283,24 @@ public final class VectorKernels implements HostKernels {
                 : QuantizedMatVec.prepare(input, buffer(prepared, 4 * QuantizedMatVec.scratchFloats(bits, rows, in,
                         block, sums)), bits, rows, in, block, sums);
         long rowBytes = format.rowBytes(in);
-        int rowsPerTask = (int) Math.max(1, TASK_BYTES / rowBytes);
-        int tasks = rowBytes * out < PARALLEL_BYTES ? 1 : (out + rowsPerTask - 1) / rowsPerTask;
-        int perTask = tasks == 1 ? out : rowsPerTask;
         if (machine != null && bits == 8 && zeroPoints == null && rows == 1 && MachineCode.takesInt8(in, block)) {
             int groups = in / block;
             long outBytes = bf16 ? 2 : 4;
-            pool.run(tasks, task -> {
-                int from = task * perTask;
-                int count = Math.min(out, from + perTask) - from;
-                machine.int8Rows(codes.asSlice(rowBytes * from), laidOut.x(), y.asSlice(outBytes * from),
-                        scales.asSlice(4L * groups * from), bias == null ? null : bias.asSlice(outBytes * from), bf16,
-                        in, block, count);
-            });
+            overRows(out, rowBytes, (from, count) -> machine.int8Rows(codes.asSlice(rowBytes * from), laidOut.x(),
+                    y.asSlice(outBytes * from), scales.asSlice(4L * groups * from), sliced(bias, outBytes * from), bf16,
+                    in, block, count));
             return;
         }
-        pool.run(tasks, task -> {
-            int from = task * perTask;
-            int to = Math.min(out, from + perTask);
+        overRows(out, rowBytes, (from, count) -> {
             if (bits == 8) {
-                QuantizedMatVec.int8(codes, scales, zeroPoints, laidOut, bias, bf16, y, out, from, to);
+                QuantizedMatVec.int8(codes, scales, zeroPoints, laidOut, bias, bf16, y, out, from, from + count);
             } else {
-                QuantizedMatVec.int4(codes, scales, zeroPoints, laidOut, bias, bf16, y, out, from, to);
+                QuantizedMatVec.int4(codes, scales, zeroPoints, laidOut, bias, bf16, y, out, from, from + count);
             }
         });
     }
 
-    /** One row of 4-bit codes (symmetric int4, or NF4) on {@link MachineCode#nibbleRows}, in tasks as the rest. */
+    /** One row of 4-bit codes (symmetric int4, or NF4) on {@link MachineCode#nibbleRows}. */
     private void nibbles(boolean nf4, int block, MemorySegment x, MemorySegment codes, MemorySegment scales,
                          MemorySegment bias, MemorySegment y, boolean bf16, int in, int out) {
         MemorySegment input = widenInput(x, in, bf16);
@@ -325,16 +309,9 @@ public final class VectorKernels implements HostKernels {
         long rowBytes = in / 2;
         int groups = in / block;
         long outBytes = bf16 ? 2 : 4;
-        int rowsPerTask = (int) Math.max(1, TASK_BYTES / rowBytes);
-        int tasks = rowBytes * out < PARALLEL_BYTES ? 1 : (out + rowsPerTask - 1) / rowsPerTask;
-        int perTask = tasks == 1 ? out : rowsPerTask;
-        pool.run(tasks, task -> {
-            int from = task * perTask;
-            int count = Math.min(out, from + perTask) - from;
-            machine.nibbleRows(codes.asSlice(rowBytes * from), xs, y.asSlice(outBytes * from),
-                    scales.asSlice(4L * groups * from), bias == null ? null : bias.asSlice(outBytes * from), bf16,
-                    nf4, in, block, count);
-        });
+        overRows(out, rowBytes, (from, count) -> machine.nibbleRows(codes.asSlice(rowBytes * from), xs,
+                y.asSlice(outBytes * from), scales.asSlice(4L * groups * from), sliced(bias, outBytes * from), bf16, nf4,
+                in, block, count));
     }
 
     @Override
