@@ -1,7 +1,8 @@
-# Machine-code kernels for x86-64 CPUs with AVX-512 (F, BW, VL) and AVX512-BF16, for the products a decode step is
-# made of. The JDK's Vector API has no dot-product instructions, and widening bfloat16 to float32 in registers
-# costs a quarter of a decode step (docs/performance.md); vdpbf16ps multiplies 32 bfloat16 pairs and adds them into
-# 16 float32 lanes in one instruction, so the product runs at the speed of the read.
+# Machine-code kernels for x86-64 CPUs with AVX-512 (F, BW, VL), AVX512-BF16 and AVX512-VNNI, for the products a
+# decode step is made of. The JDK's Vector API has no dot-product instructions, and widening bfloat16 to float32 in
+# registers costs a quarter of a decode step (docs/performance.md); vdpbf16ps multiplies 32 bfloat16 pairs and adds
+# them into 16 float32 lanes in one instruction, so the product runs at the speed of the read (vpdpwssd does the
+# same for 16-bit integers).
 #
 # This file is the source of kernels/x86_64-kernels.lst (the bytes and their disassembly), which MachineCode maps
 # into executable memory; scripts/assemble-cpu-kernels.sh regenerates it, and MachineCodeTest checks the two agree.
@@ -203,6 +204,134 @@ int8_rows:
     dec r10
     jnz 10b
 19:
+    vzeroupper
+    pop r15
+    pop r14
+    pop r13
+    pop r12
+    pop rbx
+    ret
+
+# void quantize_x16(const void *x, int16 *xq, float *xscales, int64 in, int64 bf16)
+#
+# The input of int8_rows_x16, in blocks of 128 columns b: xscales[b] = m / 32767 with m = max_k |x[k]| over the
+# block, and xq[k] = round(x[k] · (32767 / m)) to nearest even (so |xq| ≤ 32767, saturated); a block of zeros gets
+# scale 0 and codes 0. Each element's error is at most m / 65534: below bfloat16's own rounding for every element
+# within a factor 128 of its block's largest. x is bf16 when bf16 is 1, else float32; in is a multiple of 128.
+.globl quantize_x16
+quantize_x16:
+    test rcx, rcx
+    jz 69f
+    mov eax, 0x7fffffff
+    vpbroadcastd zmm15, eax         # the mask that clears a float's sign
+    mov eax, 0x46fffe00             # 32767.0f
+    vmovd xmm14, eax
+60:
+    test r8, r8
+    jnz 61f
+    .irp i, 0, 1, 2, 3, 4, 5, 6, 7
+    vmovups zmm\i, [rdi + 64 * \i]
+    .endr
+    add rdi, 512
+    jmp 62f
+61:
+    .irp i, 0, 1, 2, 3, 4, 5, 6, 7
+    vpmovzxwd zmm\i, [rdi + 32 * \i]
+    vpslld zmm\i, zmm\i, 16
+    .endr
+    add rdi, 256
+62:
+    vpandd zmm8, zmm0, zmm15
+    .irp i, 1, 2, 3, 4, 5, 6, 7
+    vpandd zmm9, zmm\i, zmm15
+    vmaxps zmm8, zmm8, zmm9
+    .endr
+    vextractf64x4 ymm9, zmm8, 1     # the block's largest magnitude into xmm8
+    vmaxps ymm8, ymm8, ymm9
+    vextractf128 xmm9, ymm8, 1
+    vmaxps xmm8, xmm8, xmm9
+    vmovhlps xmm9, xmm8, xmm8
+    vmaxps xmm8, xmm8, xmm9
+    vmovshdup xmm9, xmm8
+    vmaxss xmm8, xmm8, xmm9
+    vdivss xmm9, xmm8, xmm14
+    vmovss [rdx], xmm9
+    add rdx, 4
+    vxorps xmm10, xmm10, xmm10      # the factor: 0 for a block of zeros (not 32767 / 0)
+    vucomiss xmm8, xmm10
+    je 63f
+    vdivss xmm10, xmm14, xmm8
+63:
+    vbroadcastss zmm10, xmm10
+    .irp i, 0, 1, 2, 3, 4, 5, 6, 7
+    vmulps zmm\i, zmm\i, zmm10
+    vcvtps2dq zmm\i, zmm\i
+    vpmovsdw [rsi + 32 * \i], zmm\i
+    .endr
+    add rsi, 256
+    sub rcx, 128
+    jnz 60b
+69:
+    vzeroupper
+    ret
+
+# void int8_rows_x16(const int8 *codes, const int16 *xq, void *y, const float *scales, const void *bias, int64 in,
+#                    int64 rows, int64 block, int64 bf16, const float *xscales)
+#
+# int8_rows with the input quantized by quantize_x16 (xq, xscales), so the products are integer ones (AVX512-VNNI):
+# y[n] = Σ_g scales[n·G + g] · Σ_{b∈g} xscales[b] · Σ_{k∈b} codes[n·in + k]·xq[k] + bias[n], G = in / block groups
+# of block weights per row (block = in: one scale per row), b the blocks of 128 columns. 32 codes widen to 16-bit
+# words in one instruction (vpmovsxbw) and vpmaddwd / vpdpwssd multiply them with 32 input words and add the pairs
+# into 16 exact 32-bit lanes: a third of the instructions int8_rows needs for the same codes, so the product runs at
+# the speed of the read. Each block's integer sum (at most 4 · 32767 · 127 per lane, far from overflow) becomes
+# float32 once and is scaled by its input scale. in and block are multiples of 128; y, bias and the arguments on
+# the stack as int8_rows, xscales (argument 10) at [rsp + 32] on entry.
+.globl int8_rows_x16
+int8_rows_x16:
+    push rbx
+    push r12
+    push r13
+    push r14
+    push r15
+    mov r10, [rsp + 48]             # rows
+    mov r11, [rsp + 56]             # block
+    mov r15, [rsp + 64]             # bf16
+    mov r13, [rsp + 72]             # xscales
+    test r10, r10
+    jz 79f
+70:
+    vpxord zmm0, zmm0, zmm0         # the row's total
+    xor eax, eax                    # k
+    mov rbx, r13                    # the input scale of k's block
+71:
+    lea r12, [rax + r11]            # the group's end
+    vpxord zmm5, zmm5, zmm5         # the group's sum
+72:
+    vpmovsxbw zmm6, [rdi + rax]
+    vpmovsxbw zmm7, [rdi + rax + 32]
+    vpmovsxbw zmm8, [rdi + rax + 64]
+    vpmovsxbw zmm9, [rdi + rax + 96]
+    vpmaddwd zmm1, zmm6, [rsi + 2 * rax]
+    vpmaddwd zmm2, zmm7, [rsi + 2 * rax + 64]
+    vpdpwssd zmm1, zmm8, [rsi + 2 * rax + 128]
+    vpdpwssd zmm2, zmm9, [rsi + 2 * rax + 192]
+    vpaddd zmm1, zmm1, zmm2
+    vcvtdq2ps zmm1, zmm1
+    vfmadd231ps zmm5, zmm1, dword ptr [rbx]{1to16}
+    add rbx, 4
+    add rax, 128
+    cmp rax, r12
+    jb 72b
+    vfmadd231ps zmm0, zmm5, dword ptr [rcx]{1to16}
+    add rcx, 4
+    cmp rax, r9
+    jb 71b
+    HSUM0
+    STORE_ROW
+    add rdi, r9
+    dec r10
+    jnz 70b
+79:
     vzeroupper
     pop r15
     pop r14

@@ -135,7 +135,8 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
         }
         String machine = machineCodeUnsupported();
         return (machine == null
-                ? "machine code (AVX512-BF16 vdpbf16ps) for bf16 products of up to 4 rows and one-row int8 ones, vector"
+                ? "machine code (AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd) for bf16 products of up to 4 rows and"
+                + " int8, int4 and nf4 decode products, vector"
                 + " API kernels for the rest of"
                 : "vector API kernels for") + " decode steps, libtorch for the rest"
                 + (machine == null || kernelChoice.equals("vector") ? "" : " (no machine code: " + machine + ")");

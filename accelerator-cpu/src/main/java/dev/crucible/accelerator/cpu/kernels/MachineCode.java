@@ -29,7 +29,7 @@ import java.util.regex.Pattern;
  * linker. The page lives as long as the process, like the JIT's own code.
  *
  * <p>{@link #load} maps the code only where every instruction it uses exists: Linux on x86-64 with AVX-512 F, BW,
- * VL, BMI2 and AVX512-BF16 (Cooper Lake, Sapphire Rapids and later Xeons, Zen 4 and later). Elsewhere, or where the
+ * VL, BMI2, AVX512-BF16 and AVX512-VNNI (Cooper Lake, Sapphire Rapids and later Xeons, Zen 4 and later). Elsewhere, or where the
  * system forbids executable anonymous memory, it says why, and the Vector API kernels run instead.
  *
  * @param bf16Rows {@code bf16_rows(w, x, y, bias, in, rows)}: see the source
@@ -38,9 +38,12 @@ import java.util.regex.Pattern;
  *                 rows, out)}, see the source
  * @param nibbleRows {@code nibble_rows(codes, xs, y, scales, bias, half, rows, blockBytes, bf16, table)}: see the
  *                 source
+ * @param quantizeX16 {@code quantize_x16(x, xq, xscales, in, bf16)}: see the source
+ * @param int8RowsX16 {@code int8_rows_x16(codes, xq, y, scales, bias, in, rows, block, bf16, xscales)}: see the
+ *                 source
  */
 public record MachineCode(MethodHandle bf16Rows, MethodHandle int8Rows, List<MethodHandle> bf16Batch,
-                          MethodHandle nibbleRows) {
+                          MethodHandle nibbleRows, MethodHandle quantizeX16, MethodHandle int8RowsX16) {
     /** What a symmetric int4 code's nibble stands for: q - 8. */
     private static final MemorySegment INT4_TABLE = table(new float[] {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4,
         5, 6, 7});
@@ -62,7 +65,8 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle int8Rows, List<Met
 
     static final String LISTING = "x86_64-kernels.lst";
     /** CPU flags (as /proc/cpuinfo names them) the code's instructions need. */
-    static final List<String> REQUIRED_FLAGS = List.of("avx512f", "avx512bw", "avx512vl", "bmi2", "avx512_bf16");
+    static final List<String> REQUIRED_FLAGS = List.of("avx512f", "avx512bw", "avx512vl", "bmi2", "avx512_bf16",
+            "avx512_vnni");
 
     private static final int PROT_READ = 1;
     private static final int PROT_WRITE = 2;
@@ -173,7 +177,15 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle int8Rows, List<Met
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                             ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
                             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
-            return new Availability(new MachineCode(bf16Rows, int8Rows, bf16Batch, nibbleRows), "AVX512-BF16 vdpbf16ps");
+            MethodHandle quantizeX16 = linker.downcallHandle(code.asSlice(listing.symbols().get("quantize_x16")),
+                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                            ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+            MethodHandle int8RowsX16 = linker.downcallHandle(code.asSlice(listing.symbols().get("int8_rows_x16")),
+                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                            ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                            ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
+            return new Availability(new MachineCode(bf16Rows, int8Rows, bf16Batch, nibbleRows, quantizeX16,
+                    int8RowsX16), "AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd");
         } catch (RuntimeException | Error e) {
             return new Availability(null, "the system refused executable memory (" + e.getMessage() + ")");
         }
@@ -256,6 +268,67 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle int8Rows, List<Met
         try {
             MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
             int8Rows.invokeExact(codes, x, y, scales, addend, (long) in, (long) rows, (long) block, bf16 ? 1L : 0L);
+        } catch (Throwable e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Columns per input scale of {@link #quantizeX16}. */
+    static final int X16_BLOCK = 128;
+
+    /**
+     * Whether {@link #int8RowsX16} takes rows of {@code in} codes in groups of {@code block}: both whole multiples of
+     * the input's blocks ({@link #X16_BLOCK}), groups whole.
+     */
+    static boolean takesInt8X16(int in, int block) {
+        return in > 0 && block > 0 && in % X16_BLOCK == 0 && block % X16_BLOCK == 0 && in % block == 0;
+    }
+
+    /** Bytes of {@link #quantizeX16}'s output for {@code in} columns: the 16-bit codes, then the block scales. */
+    static long x16Bytes(int in) {
+        return 2L * in + 4L * (in / X16_BLOCK);
+    }
+
+    /**
+     * One input row {@code x} of {@code in} columns (bfloat16 or float32) as 16-bit integers with one float32 scale
+     * per {@link #X16_BLOCK} columns, written to {@code xq}: the codes, then the scales ({@link #x16Bytes}).
+     */
+    void quantizeX16(MemorySegment x, MemorySegment xq, boolean bf16, int in) {
+        if (in <= 0 || in % X16_BLOCK != 0) {
+            throw new IllegalArgumentException("quantize_x16 takes a multiple of " + X16_BLOCK + " columns, got " + in);
+        }
+        if (x.byteSize() < (bf16 ? 2L : 4L) * in || xq.byteSize() < x16Bytes(in)) {
+            throw new IndexOutOfBoundsException("quantize_x16: " + in + " columns need more than the " + x.byteSize()
+                    + "/" + xq.byteSize() + " bytes given");
+        }
+        try {
+            quantizeX16.invokeExact(x, xq, xq.asSlice(2L * in), (long) in, bf16 ? 1L : 0L);
+        } catch (Throwable e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * {@link #int8Rows} with the input as {@link #quantizeX16} wrote it to {@code xq}: integer products, each block's
+     * sum scaled by its input scale. Widths as {@link #takesInt8X16} says.
+     */
+    void int8RowsX16(MemorySegment codes, MemorySegment xq, MemorySegment y, MemorySegment scales, MemorySegment bias,
+                     boolean bf16, int in, int block, int rows) {
+        if (!takesInt8X16(in, block)) {
+            throw new IllegalArgumentException("int8_rows_x16 takes widths in multiples of " + X16_BLOCK
+                    + " in whole groups, got " + in + " in groups of " + block);
+        }
+        long outBytes = (bf16 ? 2L : 4L) * rows;
+        if (codes.byteSize() < (long) in * rows || xq.byteSize() < x16Bytes(in) || y.byteSize() < outBytes
+                || scales.byteSize() < 4L * rows * (in / block) || (bias != null && bias.byteSize() < outBytes)) {
+            throw new IndexOutOfBoundsException("int8_rows_x16: " + rows + " rows of " + in + " need more than the "
+                    + codes.byteSize() + "/" + xq.byteSize() + "/" + y.byteSize() + "/" + scales.byteSize()
+                    + " bytes given");
+        }
+        try {
+            MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
+            int8RowsX16.invokeExact(codes, xq, y, scales, addend, (long) in, (long) rows, (long) block, bf16 ? 1L : 0L,
+                    xq.asSlice(2L * in));
         } catch (Throwable e) {
             throw new IllegalStateException(e);
         }

@@ -66,8 +66,11 @@ class MachineCodeTest {
     @Test
     void aMachineWithoutTheInstructionsIsToldWhichAreMissing() {
         Assumptions.assumeTrue(isLinuxX86(), "the check of flags follows the check of OS and architecture");
-        String reason = MachineCode.unsupported(Set.of("avx512f", "avx512bw", "avx512vl", "bmi2"));
+        // A Cascade Lake Xeon: AVX-512 and VNNI, no BF16.
+        String reason = MachineCode.unsupported(Set.of("avx512f", "avx512bw", "avx512vl", "bmi2", "avx512_vnni"));
         assertEquals("this CPU lacks avx512_bf16", reason);
+        assertEquals("this CPU lacks avx512_bf16, avx512_vnni",
+                MachineCode.unsupported(Set.of("avx512f", "avx512bw", "avx512vl", "bmi2")));
         assertNull(MachineCode.unsupported(Set.copyOf(MachineCode.REQUIRED_FLAGS)));
         MachineCode.Availability none = MachineCode.load(Set.of("avx2"));
         assertTrue(!none.available() && none.reason().contains("avx512f"), none.reason());
@@ -255,6 +258,152 @@ class MachineCodeTest {
     }
 
     @Test
+    void quantizeX16WritesTheNearestCodesAndTheBlockScalesBitForBit() {
+        MachineCode code = loaded();
+        Random random = new Random(17);
+        int in = 640;
+        float[] values = new float[in];
+        for (int k = 0; k < in; k++) {
+            int block = k / MachineCode.X16_BLOCK;
+            values[k] = switch (block) {
+                case 1 -> 0f;                                          // a block of zeros: scale 0, codes 0
+                case 2 -> k == 300 ? -1000f : (float) random.nextGaussian(); // an outlier sets its block's scale
+                case 3 -> (float) (random.nextGaussian() * 1e-20);    // tiny values keep their resolution
+                default -> (float) random.nextGaussian();
+            };
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            for (boolean bf16 : new boolean[] {false, true}) {
+                MemorySegment x = arena.allocate(4L * in);
+                for (int k = 0; k < in; k++) {
+                    if (bf16) {
+                        x.setAtIndex(BF16, k, MatVec.floatToBf16(values[k]));
+                    } else {
+                        x.setAtIndex(ValueLayout.JAVA_FLOAT, k, values[k]);
+                    }
+                }
+                MemorySegment guarded = arena.allocate(MachineCode.x16Bytes(in) + 2);
+                guarded.fill((byte) 0x5a);
+                MemorySegment xq = guarded.asSlice(1, MachineCode.x16Bytes(in));
+                code.quantizeX16(x, xq, bf16, in);
+                assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, 0) & 0xff);
+                assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, guarded.byteSize() - 1) & 0xff);
+                for (int b = 0; b < in / MachineCode.X16_BLOCK; b++) {
+                    float largest = 0;
+                    for (int k = b * MachineCode.X16_BLOCK; k < (b + 1) * MachineCode.X16_BLOCK; k++) {
+                        largest = Math.max(largest, Math.abs(input(x, bf16, k)));
+                    }
+                    float scale = largest / 32767f;
+                    float factor = largest == 0 ? 0 : 32767f / largest;
+                    assertEquals(Float.floatToRawIntBits(scale), Float.floatToRawIntBits(
+                            xq.get(ValueLayout.JAVA_FLOAT_UNALIGNED, 2L * in + 4L * b)), "scale of block " + b);
+                    for (int k = b * MachineCode.X16_BLOCK; k < (b + 1) * MachineCode.X16_BLOCK; k++) {
+                        float value = input(x, bf16, k);
+                        short expected = (short) Math.max(-32768, Math.min(32767, Math.rint(value * factor)));
+                        short got = xq.get(ValueLayout.JAVA_SHORT_UNALIGNED, 2L * k);
+                        assertEquals(expected, got, "column " + k + (bf16 ? " bf16" : " f32"));
+                        assertTrue(Math.abs(got * scale - value) <= largest / 65534 * 1.0001, "column " + k
+                                + ": " + got * scale + " stands for " + value);
+                    }
+                }
+            }
+            MemorySegment any = arena.allocate(4096);
+            assertThrows(IllegalArgumentException.class, () -> code.quantizeX16(any, any, false, 96));
+            assertThrows(IndexOutOfBoundsException.class, () -> code.quantizeX16(any, any.asSlice(0, 255), false, 128));
+        }
+    }
+
+    private static float input(MemorySegment x, boolean bf16, int k) {
+        return bf16 ? MatVec.bf16ToFloat(x.getAtIndex(BF16, k)) : x.getAtIndex(ValueLayout.JAVA_FLOAT, k);
+    }
+
+    @Test
+    void int8RowsX16EqualsTheExactIntegerSumsAndStaysWithinTheInputsErrorOfTheFloatProduct() {
+        MachineCode code = loaded();
+        Random random = new Random(23);
+        try (Arena arena = Arena.ofConfined()) {
+            for (int[] widths : new int[][] {{128, 128}, {896, 896}, {896, 128}, {512, 256}, {4864, 4864}}) {
+                int in = widths[0];
+                int block = widths[1];
+                int groups = in / block;
+                int rows = 3;
+                MemorySegment codes = arena.allocate((long) in * rows);
+                for (long i = 0; i < codes.byteSize(); i++) {
+                    codes.set(ValueLayout.JAVA_BYTE, i, (byte) (random.nextInt(255) - 127));
+                }
+                MemorySegment x = arena.allocate(4L * in);
+                for (int k = 0; k < in; k++) {
+                    x.setAtIndex(ValueLayout.JAVA_FLOAT, k, (float) (random.nextGaussian() * (k % 97 == 0 ? 30 : 1)));
+                }
+                MemorySegment xq = arena.allocate(MachineCode.x16Bytes(in));
+                code.quantizeX16(x, xq, false, in);
+                MemorySegment scales = arena.allocate(4L * rows * groups);
+                for (int i = 0; i < rows * groups; i++) {
+                    scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) (0.001 + random.nextDouble() * 0.02));
+                }
+                for (boolean bf16 : new boolean[] {false, true}) {
+                    for (boolean withBias : new boolean[] {false, true}) {
+                        int bytes = bf16 ? 2 : 4;
+                        MemorySegment bias = arena.allocate((long) bytes * rows);
+                        float[] biasValues = new float[rows];
+                        for (int n = 0; n < rows; n++) {
+                            biasValues[n] = withBias ? (float) random.nextGaussian() : 0f;
+                            if (bf16) {
+                                bias.setAtIndex(BF16, n, MatVec.floatToBf16(biasValues[n]));
+                                biasValues[n] = MatVec.bf16ToFloat(bias.getAtIndex(BF16, n));
+                            } else {
+                                bias.setAtIndex(ValueLayout.JAVA_FLOAT, n, biasValues[n]);
+                            }
+                        }
+                        MemorySegment guarded = arena.allocate((long) bytes * (rows + 2));
+                        guarded.fill((byte) 0x5a);
+                        MemorySegment y = guarded.asSlice(bytes, (long) bytes * rows);
+                        code.int8RowsX16(codes, xq, y, scales, withBias ? bias : null, bf16, in, block, rows);
+                        String where = in + "/" + block + (bf16 ? " bf16" : " f32") + (withBias ? " + bias" : "");
+                        assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, 0) & 0xff, "written before y, " + where);
+                        assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, guarded.byteSize() - 1) & 0xff,
+                                "written after y, " + where);
+                        for (int n = 0; n < rows; n++) {
+                            double exact = biasValues[n];      // of the 16-bit input the code multiplies
+                            double magnitude = Math.abs(exact);
+                            double reference = biasValues[n];  // of the float32 input itself
+                            double inputError = 0;             // what the input's rounding can move it by
+                            for (int g = 0; g < groups; g++) {
+                                double scale = scales.getAtIndex(ValueLayout.JAVA_FLOAT, (long) n * groups + g);
+                                for (int k = g * block; k < (g + 1) * block; k++) {
+                                    int b = k / MachineCode.X16_BLOCK;
+                                    double xScale = xq.get(ValueLayout.JAVA_FLOAT_UNALIGNED, 2L * in + 4L * b);
+                                    int q = codes.get(ValueLayout.JAVA_BYTE, (long) n * in + k);
+                                    double term = scale * xScale * q * xq.get(ValueLayout.JAVA_SHORT_UNALIGNED, 2L * k);
+                                    exact += term;
+                                    magnitude += Math.abs(term);
+                                    reference += scale * q * x.getAtIndex(ValueLayout.JAVA_FLOAT, k);
+                                    inputError += Math.abs(scale * q) * xScale * 32767 / 65534;
+                                }
+                            }
+                            float got = bf16 ? MatVec.bf16ToFloat(y.getAtIndex(BF16, n))
+                                    : y.getAtIndex(ValueLayout.JAVA_FLOAT, n);
+                            double rounding = (bf16 ? Math.abs(exact) / 256 : 0) + magnitude * 1e-6;
+                            assertTrue(Math.abs(got - exact) <= rounding, where + " row " + n + ": " + got
+                                    + " against " + exact);
+                            assertTrue(Math.abs(got - reference) <= rounding + inputError * 1.0001, where + " row " + n
+                                    + ": " + got + " against the float32 input's " + reference);
+                        }
+                    }
+                }
+            }
+            MemorySegment any = arena.allocate(8192);
+            assertThrows(IllegalArgumentException.class,
+                    () -> code.int8RowsX16(any, any, any, any, null, false, 192, 192, 1));
+            assertThrows(IllegalArgumentException.class,
+                    () -> code.int8RowsX16(any, any, any, any, null, false, 256, 64, 1));
+            assertThrows(IndexOutOfBoundsException.class,
+                    () -> code.int8RowsX16(any, any.asSlice(0, MachineCode.x16Bytes(256) - 1), any, any, null, false,
+                            256, 256, 1));
+        }
+    }
+
+    @Test
     void theBackendsOneRowInt8ProductsRunOnItAndAgreeWithTheVectorKernels() throws Exception {
         MachineCode code = counting(loaded());
         VectorKernels withCode = new VectorKernels(2, List.of(DType.BF16), code);
@@ -426,7 +575,10 @@ class MachineCodeTest {
                 code.bf16Batch().stream().map(handle -> java.lang.invoke.MethodHandles.foldArguments(handle, bf16))
                         .toList(),
                 java.lang.invoke.MethodHandles.foldArguments(code.nibbleRows(),
-                        lookup.findStatic(MachineCodeTest.class, "countNibbles", none)));
+                        lookup.findStatic(MachineCodeTest.class, "countNibbles", none)),
+                code.quantizeX16(),
+                java.lang.invoke.MethodHandles.foldArguments(code.int8RowsX16(),
+                        lookup.findStatic(MachineCodeTest.class, "countInt8", none)));
     }
 
     /**
