@@ -21,12 +21,14 @@ import dev.crucible.api.tensor.DType;
  * @param elementBytes    bytes per parameter in the compute dtype
  * @param linearBytes     bytes of the projections as they are kept: {@code linearParams × elementBytes} when dense,
  *                        less when they are quantized
+ * @param headBytes       bytes of the head as its product reads it: {@code headParams × elementBytes} when dense,
+ *                        less when it is quantized (with tied embeddings a quantized copy beside the dense table)
  * @param attentionWidth  layers × query heads × head width: one query against one key costs {@code 4 ×} this
  * @param cacheRowBytes   bytes of keys and values one token keeps in the cache, over all layers
  * @param hidden          hidden size (bytes of one embedding row, in elements)
  */
 public record ModelCost(long linearParams, long headParams, long normParams, long untiedEmbedding, int elementBytes,
-                        long linearBytes, long attentionWidth, long cacheRowBytes, long hidden) {
+                        long linearBytes, long headBytes, long attentionWidth, long cacheRowBytes, long hidden) {
 
     /** The cost of {@code config}'s model, from its layout. */
     public static ModelCost of(ModelConfig config, DType dtype) {
@@ -56,7 +58,7 @@ public record ModelCost(long linearParams, long headParams, long normParams, lon
         long head = layout.outputHead().elementCount();
         int bytes = dtype.byteSize();
         return new ModelCost(linear, head, norms, layout.tiedHead() ? 0 : layout.embedding().elementCount(), bytes,
-                linear * bytes, attentionWidth, cacheWidth * bytes, layout.embedding().shape()[1]);
+                linear * bytes, head * bytes, attentionWidth, cacheWidth * bytes, layout.embedding().shape()[1]);
     }
 
     /** Every distinct weight (the tied head once). */
@@ -66,16 +68,23 @@ public record ModelCost(long linearParams, long headParams, long normParams, lon
 
     /** Bytes of every distinct weight: what the model must hold. */
     public long weightBytes() {
-        return linearBytes + (headParams + normParams + untiedEmbedding) * elementBytes;
+        // A tied head kept quantized is a copy: the dense table stays for the lookups.
+        long table = untiedEmbedding == 0 && quantizedHead() ? headParams * elementBytes : 0;
+        return linearBytes + headBytes + table + (normParams + untiedEmbedding) * elementBytes;
+    }
+
+    /** Whether the head is kept in fewer bytes than dense ones ({@link #withQuantized}). */
+    public boolean quantizedHead() {
+        return headBytes != headParams * elementBytes;
     }
 
     /**
-     * The same model with its projections kept in {@code linearBytes} (quantized): what a step reads shrinks with
-     * them, the operations do not.
+     * The same model with its projections kept in {@code linearBytes} and its head in {@code headBytes}
+     * (quantized): what a step reads shrinks with them, the operations do not.
      */
-    public ModelCost withLinearBytes(long linearBytes) {
+    public ModelCost withQuantized(long linearBytes, long headBytes) {
         return new ModelCost(linearParams, headParams, normParams, untiedEmbedding, elementBytes, linearBytes,
-                attentionWidth, cacheRowBytes, hidden);
+                headBytes, attentionWidth, cacheRowBytes, hidden);
     }
 
     /**
@@ -83,7 +92,7 @@ public record ModelCost(long linearParams, long headParams, long normParams, lon
      * projection and the head once (shared by the rows), the norms, each row's embedding and its keys and values.
      */
     public double decodeStepBytes(int batch, double context) {
-        long shared = linearBytes + (headParams + normParams) * elementBytes;
+        long shared = linearBytes + headBytes + normParams * elementBytes;
         return shared + batch * (hidden * elementBytes + context * cacheRowBytes);
     }
 

@@ -108,16 +108,20 @@ public final class PlacedModel implements AutoCloseable {
              */
             @Override
             public QuantizedTensor loadQuantized(Parameter parameter) {
-                String name = parameter.name();
-                WeightFormat format = placement.format(name);
+                return loadQuantized(parameter, parameter.name());
+            }
+
+            @Override
+            public QuantizedTensor loadQuantized(Parameter parameter, String valuesFrom) {
+                WeightFormat format = placement.format(parameter.name());
                 if (format instanceof WeightFormat.Dense) {
                     return null;
                 }
                 Placement part = partOf(placement, parameter);
-                java.util.Optional<QuantizedHostTensor> stored = checkpoint.quantized(name)
+                java.util.Optional<QuantizedHostTensor> stored = checkpoint.quantized(valuesFrom)
                         .filter(parts -> parts.format().equals(format));
                 return stored.isPresent() ? quantized.place(part, stored.get(), dtype)
-                        : quantized.place(part, floatingPoint(checkpoint, name), format, dtype);
+                        : quantized.place(part, floatingPoint(checkpoint, valuesFrom), format, dtype);
             }
         };
         PlacedModel model = null;
@@ -193,7 +197,21 @@ public final class PlacedModel implements AutoCloseable {
                 formats.add(linear.quantized().format());
             }
         }
+        if (transformer.weights().quantizedHead() != null) {
+            formats.add(transformer.weights().quantizedHead().format());
+        }
         return formats;
+    }
+
+    /** Whether the output head's product reads a quantized weight (with tied embeddings, a copy of the table). */
+    public boolean quantizedHead() {
+        return transformer.weights().quantizedHead() != null;
+    }
+
+    /** Bytes of the quantized head with all its parts, or 0 when the head is dense. */
+    public long quantizedHeadBytes() {
+        QuantizedTensor head = transformer.weights().quantizedHead();
+        return head == null ? 0 : head.format().storedBytes(head.shape());
     }
 
     /** How many projections are kept quantized. */
@@ -212,7 +230,7 @@ public final class PlacedModel implements AutoCloseable {
                 bytes += linear.quantized().format().storedBytes(linear.quantized().shape());
             }
         }
-        return bytes;
+        return bytes + quantizedHeadBytes();
     }
 
     private static long elements(long[] shape) {

@@ -144,7 +144,8 @@ public final class Transformer {
         Tensor last = head.transfer(step.allPositions() ? hidden : lastLayer.slice(hidden, 1, length - 1, length));
         Tensor normed = norm(head, last, weights.finalNorm());
         hook.finalNorm(normed);
-        Tensor logits = head.linear(normed, weights.outputHead(), null);
+        Tensor logits = weights.quantizedHead() != null ? head.linear(normed, weights.quantizedHead(), null)
+                : head.linear(normed, weights.outputHead(), null);
         if (layout.logitScale() != 1.0) {
             logits = head.scale(logits, layout.logitScale());
         }

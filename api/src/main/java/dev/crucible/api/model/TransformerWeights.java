@@ -28,15 +28,23 @@ import java.util.Objects;
 /**
  * Every parameter of the decoder, bound as its {@link ModelLayout} names them. With tied embeddings the output head
  * is the embedding tensor itself (one handle, placed once) whether or not the file also stores the head.
+ *
+ * @param outputHead    the dense head (with tied embeddings, the embedding); null when the head is only quantized
+ * @param quantizedHead the head as the quantization config keeps it when it quantizes the head ({@code lm_head}),
+ *                      else null. With tied embeddings it is a quantized copy of the embedding table: the lookups
+ *                      read the dense table, the logits the copy (half or a quarter of the bytes every decode step
+ *                      reads for the head).
  */
 public record TransformerWeights(ModelLayout layout, Tensor embedding, List<LayerWeights> layers, Tensor finalNorm,
-                                 Tensor outputHead) {
+                                 Tensor outputHead, QuantizedTensor quantizedHead) {
 
     public TransformerWeights {
         Objects.requireNonNull(layout, "layout is null");
         Objects.requireNonNull(embedding, "embedding is null");
         Objects.requireNonNull(finalNorm, "finalNorm is null");
-        Objects.requireNonNull(outputHead, "outputHead is null");
+        if (outputHead == null && quantizedHead == null) {
+            throw new NullPointerException("the output head is null");
+        }
         layers = List.copyOf(layers);
     }
 
@@ -118,16 +126,21 @@ public record TransformerWeights(ModelLayout layout, Tensor embedding, List<Laye
             }
             Tensor finalNorm = load(layout.finalNorm());
             Tensor head;
-            String headName = layout.outputHead().name();
+            QuantizedTensor quantizedHead;
+            Parameter headParameter = layout.outputHead();
+            String headName = headParameter.name();
             if (layout.tiedHead()) {
                 head = embedding;
+                quantizedHead = source.loadQuantized(headParameter, layout.embedding().name());
             } else if (source.contains(headName)) {
-                head = load(layout.outputHead());
+                check(headParameter);
+                quantizedHead = source.loadQuantized(headParameter);
+                head = quantizedHead == null ? source.load(headParameter) : null;
             } else {
                 throw new UserInputException("checkpoint has no " + headName + " and config.json says "
                         + "tie_word_embeddings is false; the folder is incomplete");
             }
-            return new TransformerWeights(layout, embedding, layers, finalNorm, head);
+            return new TransformerWeights(layout, embedding, layers, finalNorm, head, quantizedHead);
         }
 
         private BlockWeights block(Residual residual) {

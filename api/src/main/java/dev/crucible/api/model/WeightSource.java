@@ -25,6 +25,14 @@ public interface WeightSource {
         return null;
     }
 
+    /**
+     * {@link #loadQuantized(Parameter)} with the values of the stored tensor {@code valuesFrom}: a tied output head,
+     * quantized as {@code parameter} (its name decides the format) from the embedding it shares.
+     */
+    default QuantizedTensor loadQuantized(Parameter parameter, String valuesFrom) {
+        return valuesFrom.equals(parameter.name()) ? loadQuantized(parameter) : null;
+    }
+
     /** The tensors of {@code checkpoint}, by name and stored shape, each placed dense by {@code place} when it is loaded. */
     static WeightSource of(Checkpoint checkpoint, Function<String, Tensor> place) {
         return new WeightSource() {

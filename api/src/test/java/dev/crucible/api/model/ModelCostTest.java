@@ -1,6 +1,7 @@
 package dev.crucible.api.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.crucible.api.tensor.DType;
 import org.junit.jupiter.api.Test;
@@ -37,9 +38,25 @@ class ModelCostTest {
     void quantizedProjectionsShrinkWhatAStepReadsNotWhatItComputes() {
         ModelCost dense = ModelCost.of(ModelConfig.parse(QWEN_05B, "config.json"), DType.BF16);
         long int8 = dense.linearParams() + dense.linearParams() / 500; // one byte per weight plus scales
-        ModelCost quantized = dense.withLinearBytes(int8);
+        ModelCost quantized = dense.withQuantized(int8, dense.headBytes());
         assertEquals(dense.weightBytes() - 2 * dense.linearParams() + int8, quantized.weightBytes());
         assertEquals(dense.decodeStepBytes(1, 100) - 2 * dense.linearParams() + int8, quantized.decodeStepBytes(1, 100));
+        assertEquals(dense.decodeStepFlops(1, 100), quantized.decodeStepFlops(1, 100));
+    }
+
+    /**
+     * Qwen2.5-0.5B ties its head to the embedding: a quantized head is a copy the logits read instead of the table,
+     * which stays for the lookups. A step reads the copy; the model holds both.
+     */
+    @Test
+    void aQuantizedTiedHeadIsWhatAStepReadsAndACopyTheModelHolds() {
+        ModelCost dense = ModelCost.of(ModelConfig.parse(QWEN_05B, "config.json"), DType.BF16);
+        long table = 2 * dense.headParams();
+        long copy = dense.headParams() + 4 * 151936; // a byte per weight and a scale per row
+        ModelCost quantized = dense.withQuantized(dense.linearBytes(), copy);
+        assertTrue(quantized.quantizedHead());
+        assertEquals(dense.decodeStepBytes(1, 100) - table + copy, quantized.decodeStepBytes(1, 100));
+        assertEquals(dense.weightBytes() + copy, quantized.weightBytes());
         assertEquals(dense.decodeStepFlops(1, 100), quantized.decodeStepFlops(1, 100));
     }
 

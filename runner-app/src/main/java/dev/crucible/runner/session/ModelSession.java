@@ -213,8 +213,11 @@ public final class ModelSession implements AutoCloseable {
         }
         PlacedModel placed = model.model().placed();
         List<String> lines = new java.util.ArrayList<>();
+        String head = !placed.quantizedHead() ? ""
+                : placed.layout().tiedHead() ? " and the output head (a quantized copy of the tied embedding table,"
+                        + " which lookups read dense)" : " and the output head";
         lines.add("quantization: " + quantization.describe() + "; " + placed.quantizedProjections() + " of "
-                + placed.linearModules().size() + " projections quantized, weights "
+                + placed.linearModules().size() + " projections quantized" + head + ", weights "
                 + OutputLocation.bytes(placed.weightBytes()) + " on the device");
         for (String kernel : model.model().quantizedKernels()) {
             lines.add("kernels: " + kernel);

@@ -62,6 +62,42 @@ class QuantizedRunTest {
         }
     }
 
+    /**
+     * Exclusions that leave {@code lm_head} out quantize the head too: for a tied head (stories260k) a quantized copy
+     * of the table the lookups keep reading dense, for an untied one (tiny-qwen2) the head itself, in fewer bytes.
+     */
+    @Test
+    void theOutputHeadIsQuantizedWhenTheExclusionsLeaveItOut() throws Exception {
+        String tied = fixture("stories260k").toString();
+        RunnerCli dense = RunnerCli.run(ONE_THREAD, "generate", "--model", tied, "--prompt", "Once upon a time",
+                "--max-new-tokens", "24", "--json");
+        RunnerCli head = RunnerCli.run(ONE_THREAD, "generate", "--model", tied, "--prompt", "Once upon a time",
+                "--max-new-tokens", "24", "--json", "--quantization", "int8", "--quant-exclude", "model.embed_tokens");
+        assertEquals(0, head.exit(), head.err());
+        assertEquals(generated(dense), generated(head));
+        assertTrue(head.err().lines().findFirst().orElseThrow().contains("full precision: model.embed_tokens, biases "
+                + "and norms; 35 of 35 projections quantized and the output head (a quantized copy of the tied "
+                + "embedding table, which lookups read dense)"), head.err());
+
+        String untied = fixture("tiny-qwen2").toString();
+        RunnerCli kept = RunnerCli.run(ONE_THREAD, "generate", "--model", untied, "--prompt", "Hello",
+                "--max-new-tokens", "8", "--json", "--quantization", "int8");
+        RunnerCli quantized = RunnerCli.run(ONE_THREAD, "generate", "--model", untied, "--prompt", "Hello",
+                "--max-new-tokens", "8", "--json", "--quantization", "int8", "--quant-exclude", "model.embed_tokens");
+        assertEquals(0, quantized.exit(), quantized.err());
+        assertTrue(quantized.err().contains("21 of 21 projections quantized and the output head, weights "),
+                quantized.err());
+        assertTrue(placedKilobytes(quantized) < placedKilobytes(kept), kept.err() + quantized.err());
+        assertEquals(8, generated(quantized).size());
+    }
+
+    /** The weights' size the run's first line gives ("weights 286 kB on the device"). */
+    private static double placedKilobytes(RunnerCli run) {
+        var matcher = java.util.regex.Pattern.compile("weights ([0-9.]+) kB on the device").matcher(run.err());
+        assertTrue(matcher.find(), run.err());
+        return Double.parseDouble(matcher.group(1));
+    }
+
     @Test
     void evaluateReportsTheQuantizedModelsKlAgainstFullPrecision() throws Exception {
         Path demo = Path.of(System.getProperty("crucible.repo.root", ".."), "demo-model").normalize();
