@@ -2,10 +2,12 @@
 # Crucible's CPU decode against llama.cpp's, side by side in one run: for each configuration, `runner bench decode
 # --compare-gguf FILE --llama-bench PATH` runs llama-bench between its own rounds, between the same ceilings.
 #   scripts/decode-vs-llama.sh LLAMA_BENCH [MODEL_DIR] [ROUNDS]
+# CONFIGS="int8-1-thread int8-head-1-thread" (labels as the output names them) runs only those configurations.
 # MODEL_DIR defaults to a Qwen2.5-0.5B-shaped random bf16 model under target/decode-vs-llama/ (made with
 # `runner init-model` if missing); its GGUF files are written there with `runner convert`. Configurations: bf16 on
-# one and two threads, and int8 per-channel against Q8_0 on one thread (llama.cpp's Q8_0 also quantizes the embedding
-# table and head, which Crucible keeps in bf16: that row compares what each does by default, not equal bytes).
+# one and two threads, and int8 per-channel against Q8_0 on one thread twice: as each does by default (llama.cpp's
+# Q8_0 also quantizes the embedding table and head, which Crucible keeps in bf16), and with Crucible's head quantized
+# too (--quant-exclude model.embed_tokens), which reads the bytes Q8_0 reads.
 # OPENBLAS_CORETYPE is unset inside this script only: libtorch's fp32 GEMM runs at half speed under it, and a
 # benchmark measures the machine as a user's would be. Output: one table per configuration, and the JSON beside it.
 set -euo pipefail
@@ -30,6 +32,7 @@ done
 run() { # LABEL GGUF_TYPE THREADS [bench flags...]
   local label=$1 type=$2 threads=$3
   shift 3
+  [[ -z "${CONFIGS:-}" || " $CONFIGS " == *" $label "* ]] || return 0
   echo "== $label"
   "$runner" bench decode --model "$model" --threads "$threads" --rounds "$rounds" "$@" \
     --compare-gguf "$out/model-$type.gguf" --llama-bench "$llama_bench" --json >"$out/$label.json" \
@@ -48,3 +51,4 @@ EOF
 run bf16-1-thread bf16 1
 run bf16-2-threads bf16 2
 run int8-1-thread q8_0 1 --quantization int8
+run int8-head-1-thread q8_0 1 --quantization int8 --quant-exclude model.embed_tokens

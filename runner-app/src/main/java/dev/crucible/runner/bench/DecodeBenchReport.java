@@ -173,6 +173,7 @@ public record DecodeBenchReport(DecodeBenchmark.Settings settings, DType dtype, 
             peer.put("decode_tokens_per_s", round2(peerDecode()));
             peer.put("prefill_ratio", round3(prefillRatioToPeer()));
             peer.put("decode_ratio", round3(decodeRatioToPeer()));
+            peer.put("decode_depth", rounds.getFirst().peer().orElseThrow().decodeDepth());
             json.put("llama_cpp", peer);
         }
 

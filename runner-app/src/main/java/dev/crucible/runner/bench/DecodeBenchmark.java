@@ -131,8 +131,9 @@ public final class DecodeBenchmark {
 
     private LlamaBench.Result peerRound(LlamaBench peer, int round, Settings settings) {
         LlamaBench.Result result = peer.run();
-        progress.accept(String.format(Locale.ROOT, "round %d/%d: llama-bench prefill %.1f tokens/s, decode %.2f tokens/s",
-                round, settings.rounds(), result.prefillTokensPerSecond(), result.decodeTokensPerSecond()));
+        progress.accept(String.format(Locale.ROOT, "round %d/%d: llama-bench prefill %.1f tokens/s, decode %.2f tokens/s%s",
+                round, settings.rounds(), result.prefillTokensPerSecond(), result.decodeTokensPerSecond(),
+                result.decodeDepth() == 0 ? " (from an empty context: this llama-bench has no -d)" : ""));
         return result;
     }
 

@@ -149,6 +149,7 @@ class BenchDecodeCommandTest {
         JsonNode peer = json.get("llama_cpp");
         assertEquals(100.0, peer.get("prefill_tokens_per_s").asDouble());
         assertEquals(2.5, peer.get("decode_tokens_per_s").asDouble(), "the decode at depth P, not at depth 0");
+        assertEquals(12, peer.get("decode_depth").asInt());
         double ours = json.at("/decode/tokens_per_s").asDouble();
         assertTrue(peer.get("decode_ratio").asDouble() > 0);
         // Each round's ratio is ours over its; the median of those is within rounding of the median ratio.
@@ -159,6 +160,44 @@ class BenchDecodeCommandTest {
             assertEquals(2.5, round.get("llama_cpp_decode_tokens_per_s").asDouble());
         }
         assertTrue(r.err().contains("round 3/3: llama-bench prefill 100.0 tokens/s, decode 2.50 tokens/s"), r.err());
+    }
+
+    /**
+     * A llama-bench from before {@code -d} (early 2025) refuses it: the rounds run without it, its decode from an
+     * empty context is the one compared, and the output says so.
+     */
+    @Test
+    void aLlamaBenchWithoutDepthIsRunWithoutItAndTheReportSaysSo() throws Exception {
+        Path model = tinyModel(temp, "bench-old-peer");
+        Path folder = Files.createDirectories(temp.resolve("old-peer"));
+        Path gguf = folder.resolve("model.gguf");
+        Files.write(gguf, "GGUF\u0003\u0000\u0000\u0000".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        Path script = folder.resolve("llama-bench");
+        Files.writeString(script, """
+                #!/bin/sh
+                echo "$@" >> "$(dirname "$0")/calls"
+                p=0; n=0
+                while [ $# -gt 0 ]; do case "$1" in -p) p=$2;; -n) n=$2;; -d) echo "error: invalid parameter for argument: -d" >&2; exit 1;; esac; shift; done
+                cat <<EOF
+                [
+                  {"model_type": "fake", "n_prompt": $p, "n_gen": 0, "avg_ts": 100.0},
+                  {"model_type": "fake", "n_prompt": 0, "n_gen": $n, "avg_ts": 3.5}
+                ]
+                EOF
+                """);
+        Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+        RunnerCli r = RunnerCli.run(ONE_THREAD, "bench", "decode", "--model", model.toString(), "--device", "cpu",
+                "--prompt-len", "12", "--new-tokens", "5", "--rounds", "2", "--ceiling-seconds", "0.1",
+                "--compare-gguf", gguf.toString(), "--llama-bench", script.toString(), "--json");
+        assertEquals(0, r.exit(), r.err());
+        List<String> calls = Files.readAllLines(folder.resolve("calls"));
+        assertEquals(List.of("-m " + gguf + " -t 1 -p 12 -n 4 -d 0,12 -r 1 -o json",
+                "-m " + gguf + " -t 1 -p 12 -n 4 -r 1 -o json", "-m " + gguf + " -t 1 -p 12 -n 4 -r 1 -o json"), calls,
+                "asked once with -d, then without it");
+        JsonNode peer = Json.mapper().readTree(r.out()).get("llama_cpp");
+        assertEquals(3.5, peer.get("decode_tokens_per_s").asDouble());
+        assertEquals(0, peer.get("decode_depth").asInt());
+        assertTrue(r.err().contains("decode 3.50 tokens/s (from an empty context: this llama-bench has no -d)"), r.err());
     }
 
     @Test
