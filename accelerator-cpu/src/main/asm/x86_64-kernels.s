@@ -52,6 +52,31 @@
 83:
 .endm
 
+# The entry of a row kernel with arguments on the stack (int8_rows, int8_rows_x16, nibble_rows): saves the
+# callee-saved registers it uses and loads arguments 7-9 - rows into r10, the group size into r11, the output type
+# into r15 (System V: at [rsp + 8], [rsp + 16], [rsp + 24] on entry, 40 bytes further after the pushes).
+.macro ENTER_ROWS
+    push rbx
+    push r12
+    push r13
+    push r14
+    push r15
+    mov r10, [rsp + 48]
+    mov r11, [rsp + 56]
+    mov r15, [rsp + 64]
+.endm
+
+# Its exit: clears the upper vector state and restores what ENTER_ROWS saved.
+.macro LEAVE_ROWS
+    vzeroupper
+    pop r15
+    pop r14
+    pop r13
+    pop r12
+    pop rbx
+    ret
+.endm
+
 # void bf16_rows(const bf16 *w, const bf16 *x, bf16 *y, const bf16 *bias, int64 in, int64 rows)
 #
 # y[n] = bf16(Σ_k w[n·in + k]·x[k] + bias[n]) for n in [0, rows): rows of w one after another, the products of each
@@ -141,14 +166,7 @@ bf16_rows:
 # on the stack (System V): rows at [rsp + 8], block at [rsp + 16], bf16 at [rsp + 24] on entry.
 .globl int8_rows
 int8_rows:
-    push rbx
-    push r12
-    push r13
-    push r14
-    push r15
-    mov r10, [rsp + 48]             # rows
-    mov r11, [rsp + 56]             # block
-    mov r15, [rsp + 64]             # bf16
+    ENTER_ROWS
     test r10, r10
     jz 19f
     mov rbx, r11
@@ -204,13 +222,7 @@ int8_rows:
     dec r10
     jnz 10b
 19:
-    vzeroupper
-    pop r15
-    pop r14
-    pop r13
-    pop r12
-    pop rbx
-    ret
+    LEAVE_ROWS
 
 # void quantize_x16(const void *x, int16 *xq, float *xscales, int64 in, int64 bf16)
 #
@@ -288,14 +300,7 @@ quantize_x16:
 # the stack as int8_rows, xscales (argument 10) at [rsp + 32] on entry.
 .globl int8_rows_x16
 int8_rows_x16:
-    push rbx
-    push r12
-    push r13
-    push r14
-    push r15
-    mov r10, [rsp + 48]             # rows
-    mov r11, [rsp + 56]             # block
-    mov r15, [rsp + 64]             # bf16
+    ENTER_ROWS
     mov r13, [rsp + 72]             # xscales
     test r10, r10
     jz 79f
@@ -332,13 +337,7 @@ int8_rows_x16:
     dec r10
     jnz 70b
 79:
-    vzeroupper
-    pop r15
-    pop r14
-    pop r13
-    pop r12
-    pop rbx
-    ret
+    LEAVE_ROWS
 
 # void bf16_batch<R>(const bf16 *w, const bf16 *xs, bf16 *y, const bf16 *bias, int64 in, int64 rows, int64 out)
 #
@@ -478,14 +477,7 @@ BF16_BATCH 4
 # so the low nibble needs no mask). Arguments 7-10 are on the stack.
 .globl nibble_rows
 nibble_rows:
-    push rbx
-    push r12
-    push r13
-    push r14
-    push r15
-    mov r10, [rsp + 48]             # rows
-    mov r11, [rsp + 56]             # bytes per group
-    mov r15, [rsp + 64]             # bf16
+    ENTER_ROWS
     mov rax, [rsp + 72]
     vmovups zmm13, [rax]            # the table
     test r10, r10
@@ -520,10 +512,4 @@ nibble_rows:
     dec r10
     jnz 50b
 59:
-    vzeroupper
-    pop r15
-    pop r14
-    pop r13
-    pop r12
-    pop rbx
-    ret
+    LEAVE_ROWS

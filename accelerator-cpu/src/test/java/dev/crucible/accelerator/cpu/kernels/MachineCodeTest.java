@@ -193,40 +193,22 @@ class MachineCodeTest {
                 int block = widths[1];
                 int groups = in / block;
                 int rows = 3;
-                MemorySegment codes = arena.allocate((long) in * rows);
-                for (long i = 0; i < codes.byteSize(); i++) {
-                    codes.set(ValueLayout.JAVA_BYTE, i, (byte) (random.nextInt(255) - 127));
-                }
+                MemorySegment codes = int8Codes(arena, random, (long) in * rows);
                 MemorySegment x = arena.allocate(4L * in);
                 for (int k = 0; k < in; k++) {
                     x.setAtIndex(ValueLayout.JAVA_FLOAT, k, (float) random.nextGaussian());
                 }
-                MemorySegment scales = arena.allocate(4L * rows * groups);
-                for (int i = 0; i < rows * groups; i++) {
-                    scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) (0.001 + random.nextDouble() * 0.02));
-                }
+                MemorySegment scales = smallScales(arena, random, rows * groups);
                 for (boolean bf16 : new boolean[] {false, true}) {
                     for (boolean withBias : new boolean[] {false, true}) {
                         int bytes = bf16 ? 2 : 4;
-                        MemorySegment bias = arena.allocate((long) bytes * rows);
-                        float[] biasValues = new float[rows];
-                        for (int n = 0; n < rows; n++) {
-                            biasValues[n] = withBias ? (float) random.nextGaussian() : 0f;
-                            if (bf16) {
-                                bias.setAtIndex(BF16, n, MatVec.floatToBf16(biasValues[n]));
-                                biasValues[n] = MatVec.bf16ToFloat(bias.getAtIndex(BF16, n));
-                            } else {
-                                bias.setAtIndex(ValueLayout.JAVA_FLOAT, n, biasValues[n]);
-                            }
-                        }
-                        MemorySegment guarded = arena.allocate((long) bytes * (rows + 2));
-                        guarded.fill((byte) 0x5a);
+                        Bias bias = Bias.of(arena, random, rows, bf16, withBias);
+                        float[] biasValues = bias.values();
+                        MemorySegment guarded = guardedOutput(arena, (long) bytes * rows, bytes);
                         MemorySegment y = guarded.asSlice(bytes, (long) bytes * rows);
-                        code.int8Rows(codes, x, y, scales, withBias ? bias : null, bf16, in, block, rows);
+                        code.int8Rows(codes, x, y, scales, bias.segment(), bf16, in, block, rows);
                         String where = in + "/" + block + (bf16 ? " bf16" : " f32") + (withBias ? " + bias" : "");
-                        assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, 0) & 0xff, "written before y, " + where);
-                        assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, guarded.byteSize() - 1) & 0xff,
-                                "written after y, " + where);
+                        assertGuardsUntouched(guarded, where);
                         for (int n = 0; n < rows; n++) {
                             double exact = biasValues[n];
                             double magnitude = Math.abs(exact);
@@ -313,6 +295,59 @@ class MachineCodeTest {
         }
     }
 
+    /** {@code count} random symmetric int8 codes, -127 to 127. */
+    private static MemorySegment int8Codes(Arena arena, Random random, long count) {
+        MemorySegment codes = arena.allocate(count);
+        for (long i = 0; i < count; i++) {
+            codes.set(ValueLayout.JAVA_BYTE, i, (byte) (random.nextInt(255) - 127));
+        }
+        return codes;
+    }
+
+    /** {@code count} float32 scales between 0.001 and 0.021, a trained int8 weight's range. */
+    private static MemorySegment smallScales(Arena arena, Random random, int count) {
+        MemorySegment scales = arena.allocate(4L * count);
+        for (int i = 0; i < count; i++) {
+            scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) (0.001 + random.nextDouble() * 0.02));
+        }
+        return scales;
+    }
+
+    /** A bias of {@code rows} random values in the output type (its values as that type holds them), or none. */
+    private record Bias(MemorySegment segment, float[] values) {
+        static Bias of(Arena arena, Random random, int rows, boolean bf16, boolean present) {
+            float[] values = new float[rows];
+            if (!present) {
+                return new Bias(null, values);
+            }
+            MemorySegment segment = arena.allocate((bf16 ? 2L : 4L) * rows);
+            for (int n = 0; n < rows; n++) {
+                values[n] = (float) random.nextGaussian();
+                if (bf16) {
+                    segment.setAtIndex(BF16, n, MatVec.floatToBf16(values[n]));
+                    values[n] = MatVec.bf16ToFloat(segment.getAtIndex(BF16, n));
+                } else {
+                    segment.setAtIndex(ValueLayout.JAVA_FLOAT, n, values[n]);
+                }
+            }
+            return new Bias(segment, values);
+        }
+    }
+
+    /** {@code bytes} for the code to write, with {@code guard} bytes of 0x5a before and after. */
+    private static MemorySegment guardedOutput(Arena arena, long bytes, int guard) {
+        MemorySegment guarded = arena.allocate(bytes + 2L * guard);
+        guarded.fill((byte) 0x5a);
+        return guarded;
+    }
+
+    /** The first and last byte of {@link #guardedOutput} are as they were: nothing was written outside y. */
+    private static void assertGuardsUntouched(MemorySegment guarded, String where) {
+        assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, 0) & 0xff, "written before y, " + where);
+        assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, guarded.byteSize() - 1) & 0xff,
+                "written after y, " + where);
+    }
+
     private static float input(MemorySegment x, boolean bf16, int k) {
         return bf16 ? MatVec.bf16ToFloat(x.getAtIndex(BF16, k)) : x.getAtIndex(ValueLayout.JAVA_FLOAT, k);
     }
@@ -327,42 +362,24 @@ class MachineCodeTest {
                 int block = widths[1];
                 int groups = in / block;
                 int rows = 3;
-                MemorySegment codes = arena.allocate((long) in * rows);
-                for (long i = 0; i < codes.byteSize(); i++) {
-                    codes.set(ValueLayout.JAVA_BYTE, i, (byte) (random.nextInt(255) - 127));
-                }
+                MemorySegment codes = int8Codes(arena, random, (long) in * rows);
                 MemorySegment x = arena.allocate(4L * in);
                 for (int k = 0; k < in; k++) {
                     x.setAtIndex(ValueLayout.JAVA_FLOAT, k, (float) (random.nextGaussian() * (k % 97 == 0 ? 30 : 1)));
                 }
                 MemorySegment xq = arena.allocate(MachineCode.x16Bytes(in));
                 code.quantizeX16(x, xq, false, in);
-                MemorySegment scales = arena.allocate(4L * rows * groups);
-                for (int i = 0; i < rows * groups; i++) {
-                    scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) (0.001 + random.nextDouble() * 0.02));
-                }
+                MemorySegment scales = smallScales(arena, random, rows * groups);
                 for (boolean bf16 : new boolean[] {false, true}) {
                     for (boolean withBias : new boolean[] {false, true}) {
                         int bytes = bf16 ? 2 : 4;
-                        MemorySegment bias = arena.allocate((long) bytes * rows);
-                        float[] biasValues = new float[rows];
-                        for (int n = 0; n < rows; n++) {
-                            biasValues[n] = withBias ? (float) random.nextGaussian() : 0f;
-                            if (bf16) {
-                                bias.setAtIndex(BF16, n, MatVec.floatToBf16(biasValues[n]));
-                                biasValues[n] = MatVec.bf16ToFloat(bias.getAtIndex(BF16, n));
-                            } else {
-                                bias.setAtIndex(ValueLayout.JAVA_FLOAT, n, biasValues[n]);
-                            }
-                        }
-                        MemorySegment guarded = arena.allocate((long) bytes * (rows + 2));
-                        guarded.fill((byte) 0x5a);
+                        Bias bias = Bias.of(arena, random, rows, bf16, withBias);
+                        float[] biasValues = bias.values();
+                        MemorySegment guarded = guardedOutput(arena, (long) bytes * rows, bytes);
                         MemorySegment y = guarded.asSlice(bytes, (long) bytes * rows);
-                        code.int8RowsX16(codes, xq, y, scales, withBias ? bias : null, bf16, in, block, rows);
+                        code.int8RowsX16(codes, xq, y, scales, bias.segment(), bf16, in, block, rows);
                         String where = in + "/" + block + (bf16 ? " bf16" : " f32") + (withBias ? " + bias" : "");
-                        assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, 0) & 0xff, "written before y, " + where);
-                        assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, guarded.byteSize() - 1) & 0xff,
-                                "written after y, " + where);
+                        assertGuardsUntouched(guarded, where);
                         for (int n = 0; n < rows; n++) {
                             double exact = biasValues[n];      // of the 16-bit input the code multiplies
                             double magnitude = Math.abs(exact);
@@ -416,10 +433,7 @@ class MachineCodeTest {
                 int out = shape[1];
                 int block = shape[2] == 0 ? in : shape[2];
                 var format = new dev.crucible.api.tensor.WeightFormat.Int(8, shape[2], false);
-                MemorySegment codes = arena.allocate((long) in * out);
-                for (long i = 0; i < codes.byteSize(); i++) {
-                    codes.set(ValueLayout.JAVA_BYTE, i, (byte) (random.nextInt(255) - 127));
-                }
+                MemorySegment codes = int8Codes(arena, random, (long) in * out);
                 MemorySegment scales = arena.allocate(4L * out * (in / block));
                 for (long i = 0; i < scales.byteSize() / 4; i++) {
                     scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, 0.01f);
