@@ -346,7 +346,9 @@ int8_rows_x16:
 # The product of R input rows (R = 2, 3, 4) with the same weight rows, each weight vector loaded once for all R:
 # y[r·out + n] = bf16(Σ_k w[n·in + k]·x_r[k] + bias[n]) for n in [0, rows). xs holds the inputs interleaved by
 # vector: for each 32 columns j, the R rows' 32 bfloat16 one after another (xs + (j·R + r)·64 bytes), zero past in,
-# so only the weights need a masked load at the end of a row. Two vectors per iteration, 2R accumulators.
+# so only the weights need a masked load at the end of a row. Two vectors per iteration, 2R accumulators. 512-bit
+# registers, unlike bf16_rows: with 4 rows the loop is bound by vdpbf16ps issue, not by the read, and the 256-bit
+# form (twice the instructions) measured slower (batch-4 decode 30.4-32.2 against 37.0-41.7 tokens/s).
 # out (argument 7, at [rsp + 8] on entry) is y's row length in elements.
 # One output of bf16_batch<R>: the sum of accumulators zmm<a> and zmm<b>, plus the bias in xmm15, stored as bf16 at
 # r12, which then moves on to the next input row's output.
