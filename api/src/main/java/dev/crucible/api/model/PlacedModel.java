@@ -208,10 +208,31 @@ public final class PlacedModel implements AutoCloseable {
         return transformer.weights().quantizedHead() != null;
     }
 
+    /**
+     * Bytes of every projection as placed, biases included: dense weights in their dtype, quantized ones with all
+     * their parts. What a decode step streams for its projections ({@link ModelCost#linearBytes}).
+     */
+    public long projectionBytes() {
+        long bytes = 0;
+        for (LoraLinear linear : linears.values()) {
+            bytes += linear.quantized() != null ? bytes(linear.quantized()) : bytes(linear.weight());
+            bytes += linear.bias() == null ? 0 : bytes(linear.bias());
+        }
+        return bytes;
+    }
+
+    private static long bytes(Tensor tensor) {
+        return tensor.dtype().byteSize() * elements(tensor.shape());
+    }
+
+    private static long bytes(QuantizedTensor weight) {
+        return weight.format().storedBytes(weight.shape());
+    }
+
     /** Bytes of the quantized head with all its parts, or 0 when the head is dense. */
     public long quantizedHeadBytes() {
         QuantizedTensor head = transformer.weights().quantizedHead();
-        return head == null ? 0 : head.format().storedBytes(head.shape());
+        return head == null ? 0 : bytes(head);
     }
 
     /** How many projections are kept quantized. */
@@ -223,11 +244,11 @@ public final class PlacedModel implements AutoCloseable {
     public long weightBytes() {
         long bytes = 0;
         for (Tensor tensor : placed.values()) {
-            bytes += tensor.dtype().byteSize() * elements(tensor.shape());
+            bytes += bytes(tensor);
         }
         for (LoraLinear linear : linears.values()) {
             if (linear.quantized() != null) {
-                bytes += linear.quantized().format().storedBytes(linear.quantized().shape());
+                bytes += bytes(linear.quantized());
             }
         }
         return bytes + quantizedHeadBytes();

@@ -118,13 +118,9 @@ public final class DecodeBenchmark {
         ModelCost cost = ModelCost.of(model.config(), model.dtype());
         PlacedModel placed = model.placed();
         if (placed.quantizedProjections() > 0 || placed.quantizedHead()) {
-            // Quantized weights stream their parts, not dense rows: the bandwidth bound is theirs. What the placed
-            // model holds beyond the dense head, norms and table is the projections, once the quantized head's copy
-            // is taken out (an untied head's dense bytes were never placed).
-            long head = placed.quantizedHeadBytes();
-            long untiedDenseHead = head != 0 && !placed.layout().tiedHead() ? cost.headBytes() : 0;
-            long linear = placed.weightBytes() - head - (cost.weightBytes() - cost.linearBytes()) + untiedDenseHead;
-            cost = cost.withQuantized(linear, head != 0 ? head : cost.headBytes());
+            // Quantized weights stream their parts, not dense rows: the bandwidth bound is theirs.
+            cost = cost.withQuantized(placed.projectionBytes(),
+                    placed.quantizedHead() ? placed.quantizedHeadBytes() : cost.headBytes());
         }
         return new DecodeBenchReport(settings, model.dtype(), cost, rounds, java.util.Optional.ofNullable(memory));
     }

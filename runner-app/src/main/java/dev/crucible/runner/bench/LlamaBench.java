@@ -100,12 +100,13 @@ public final class LlamaBench {
                     .start();
             byte[] output = process.getInputStream().readAllBytes();
             int status = process.waitFor();
-            if (status != 0 && depthFlag && lastLine(errors).matches(".*invalid (parameter|argument).*-d\\b.*")) {
-                depthFlag = false;
-                return run();
-            }
             if (status != 0) {
-                throw new UserInputException("llama-bench exited with status " + status + ": " + lastLine(errors)
+                String last = lastLine(errors);
+                if (depthFlag && last.matches(".*invalid (parameter|argument).*-d\\b.*")) {
+                    depthFlag = false;
+                    return run();
+                }
+                throw new UserInputException("llama-bench exited with status " + status + ": " + last
                         + " (ran: " + String.join(" ", command()) + ")");
             }
             return parse(new String(output, StandardCharsets.UTF_8));

@@ -279,7 +279,8 @@ public final class VectorKernels implements HostKernels {
         long rowBytes = format.rowBytes(in);
         long outBytes = bf16 ? 2 : 4;
         int groups = in / block;
-        if (machine != null && bits == 8 && zeroPoints == null && rows == 1 && MachineCode.takesInt8X16(in, block)) {
+        boolean oneSymmetricInt8Row = machine != null && bits == 8 && zeroPoints == null && rows == 1;
+        if (oneSymmetricInt8Row && MachineCode.takesInt8X16(in, block)) {
             // The input as 16-bit integers (a scale per 128 columns, once per product, not per task): integer
             // products (vpdpwssd) need a third of the instructions of widening every code to float32, which kept
             // the float32 kernel at 0.6 of the read; the input's error (at most 1/65534 of its block's largest
@@ -297,7 +298,7 @@ public final class VectorKernels implements HostKernels {
                 ? new QuantizedMatVec.Input(input, null, rows, in, in, (in + block - 1) / block, block)
                 : QuantizedMatVec.prepare(input, buffer(prepared, 4 * QuantizedMatVec.scratchFloats(bits, rows, in,
                         block, sums)), bits, rows, in, block, sums);
-        if (machine != null && bits == 8 && zeroPoints == null && rows == 1 && MachineCode.takesInt8(in, block)) {
+        if (oneSymmetricInt8Row && MachineCode.takesInt8(in, block)) {
             overRows(out, rowBytes, (from, count) -> machine.int8Rows(codes.asSlice(rowBytes * from), laidOut.x(),
                     y.asSlice(outBytes * from), scales.asSlice(4L * groups * from), sliced(bias, outBytes * from), bf16,
                     in, block, count));
