@@ -100,6 +100,35 @@ class GoldenTest {
         }
     }
 
+    /**
+     * Rows that stop leave the batch's later steps (their cache rows and, for LFM2, convolution windows gathered
+     * away); the rows left carry on exactly as the goldens. The stop token is the first row's second generated token,
+     * so that row stops after two tokens while the others run on.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
+        "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3", "tiny-qwen3-moe",
+        "tiny-mixtral", "tiny-lfm2"})
+    void rowsLeftAfterOthersStopStillReproduceTheGoldens(String name) {
+        Fixture fixture = Fixture.load(name);
+        int stop = fixture.cases().getFirst().generatedIds()[1];
+        int longest = fixture.cases().stream().mapToInt(Fixture.Case::maxNewTokens).max().orElseThrow();
+        try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
+             TorchModel model = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+            List<Generation> generations = BACKEND.decode(model, new DecodeRequest(fixture.prompts(), longest,
+                    Set.of(stop), DecodeRequest.defaultPadToken(fixture.config()), fixture.cases().size())).generations();
+            for (int i = 0; i < fixture.cases().size(); i++) {
+                int[] golden = fixture.cases().get(i).generatedIds();
+                int at = indexOf(golden, stop);
+                int expected = at >= 0 ? at + 1 : golden.length;
+                int[] tokens = generations.get(i).tokens();
+                assertArrayEquals(java.util.Arrays.copyOf(golden, expected),
+                        java.util.Arrays.copyOf(tokens, Math.min(expected, tokens.length)), name + " row " + i);
+                assertEquals(at >= 0, generations.get(i).stopped() && tokens.length == expected, name + " row " + i);
+            }
+        }
+    }
+
     private static int indexOf(int[] values, int value) {
         for (int i = 0; i < values.length; i++) {
             if (values[i] == value) {

@@ -9,6 +9,7 @@ import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 
@@ -81,6 +82,32 @@ public final class DecodeState implements AutoCloseable {
             throw new IllegalArgumentException(tensors.size() + " state tensors for states of " + next);
         }
         return states;
+    }
+
+    /**
+     * Keeps the rows {@code rows} (indexes into the current rows, in that order) of every layer's state and frees the
+     * rest: a decode batch whose rows stopped carries on with the others. Each state tensor's rows are gathered as
+     * rows of a {@code [batch, everything else]} table, on the layer's device.
+     */
+    public void keepRows(int[] rows) {
+        long[] ids = Arrays.stream(rows).asLongStream().toArray();
+        for (int layer = 0; layer < states.size(); layer++) {
+            TensorOps at = ops.forLayer(layer);
+            LayerState state = states.get(layer);
+            List<Tensor> kept = new ArrayList<>();
+            try (var scope = at.openScope()) {
+                Tensor index = at.constant(ids, ids.length);
+                for (Tensor tensor : state.tensors()) {
+                    long[] shape = tensor.shape();
+                    long[] keptShape = shape.clone();
+                    keptShape[0] = ids.length;
+                    Tensor table = at.reshape(tensor, shape[0], -1);
+                    kept.add(at.retain(at.reshape(at.embedding(table, index), keptShape)));
+                }
+            }
+            state.tensors().forEach(ops::release);
+            states.set(layer, state.with(kept));
+        }
     }
 
     /**

@@ -33,7 +33,9 @@ import java.util.stream.LongStream;
  * ({@link DecodeState}) goes in and comes out, and everything the host does (reading ids back, stop tokens, the
  * listener) happens between steps. The backend's {@link ShapePolicy} decides the shapes: an eager backend takes
  * exact lengths; a compiling one gets a padded prompt bucket and one fixed cache window, so that a decode request
- * is two programs, one prefill and one decode step.
+ * is two programs, one prefill and one decode step. On an eager backend the rows that stopped leave a batch's later
+ * steps ({@link ShapePolicy#dropsFinishedRows()}): short answers (an abliteration trial's refusals) no longer ride
+ * along to the longest one.
  *
  * <p>A backend may let several batches run at once ({@code batchWorkers}): for a small model on a CPU, where one
  * batch's ops are too small to split across cores, whole batches on separate cores are what scales. The ops and
@@ -265,20 +267,40 @@ public final class ModelRunner implements AutoCloseable {
                 firstLogits = ops.readFloats(out.get(0));
                 next = ops.readLongs(out.get(1));
             }
-            int active = record(next, generated, stopped, stops, promptIndexes, request.listener());
+            // The rows the steps still compute, as indexes into the batch: all of them until rows stop and are dropped.
+            int[] live = IntStream.range(0, rows).toArray();
+            int active = record(next, live, generated, stopped, stops, promptIndexes, request.listener());
             for (int produced = 1; produced < maxNew && active > 0; produced++) {
+                if (shapes.dropsFinishedRows() && active <= live.length * 3 / 4) {
+                    // A stopped row would be computed to the end of the batch for nothing. Dropping rows copies the
+                    // cache, so it waits until a quarter of them stopped: at most a few copies per batch.
+                    int[] kept = new int[active];
+                    long[] keptNext = new long[active];
+                    int[] keptLive = new int[active];
+                    for (int i = 0, k = 0; i < live.length; i++) {
+                        if (!stopped[live[i]]) {
+                            kept[k] = i;
+                            keptNext[k] = next[i];
+                            keptLive[k++] = live[i];
+                        }
+                    }
+                    state.keepRows(kept);
+                    next = keptNext;
+                    live = keptLive;
+                    constants.keepRows(batch, live);
+                }
                 int slot = promptLength + produced - 1;
                 try (TensorScope scope = ops.openScope()) {
                     Step step = new Step(
-                            ops.constant(next, rows, 1),
-                            ops.constant(batch.positions(slot, 1), rows, 1),
+                            ops.constant(next, live.length, 1),
+                            ops.constant(batch.positions(slot, live), live.length, 1),
                             constants.slots(slot, slot + 1),
                             constants.slots(0, shapes.attendWholeCache() ? capacity : slot + 1),
                             constants.padding,
                             model.cosTable(), model.sinTable(), false);
-                    next = ops.readLongs(runStep("decode", step, state, rows, false).getFirst());
+                    next = ops.readLongs(runStep("decode", step, state, live.length, false).getFirst());
                 }
-                active = record(next, generated, stopped, stops, promptIndexes, request.listener());
+                active = record(next, live, generated, stopped, stops, promptIndexes, request.listener());
             }
         }
         int vocab = config.vocabSize();
@@ -317,21 +339,25 @@ public final class ModelRunner implements AutoCloseable {
         return outputs.subList(0, read);
     }
 
-    /** Appends each still-running row's token and tells the listener; returns how many rows still run. */
-    private static int record(long[] next, List<List<Integer>> generated, boolean[] stopped, Set<Long> stops,
-                              int[] promptIndexes, TokenListener listener) {
+    /**
+     * Appends each still-running row's token and tells the listener; returns how many rows still run. {@code next}
+     * holds a token for each row of {@code live} (batch row indexes).
+     */
+    private static int record(long[] next, int[] live, List<List<Integer>> generated, boolean[] stopped,
+                              Set<Long> stops, int[] promptIndexes, TokenListener listener) {
         int active = 0;
         int reported = 0;
         int[] prompts = new int[next.length];
         int[] tokens = new int[next.length];
-        for (int row = 0; row < next.length; row++) {
+        for (int i = 0; i < next.length; i++) {
+            int row = live[i];
             if (stopped[row]) {
                 continue;
             }
-            generated.get(row).add((int) next[row]);
+            generated.get(row).add((int) next[i]);
             prompts[reported] = promptIndexes[row];
-            tokens[reported++] = (int) next[row];
-            if (stops.contains(next[row])) {
+            tokens[reported++] = (int) next[i];
+            if (stops.contains(next[i])) {
                 stopped[row] = true;
             } else {
                 active++;
@@ -378,12 +404,23 @@ public final class ModelRunner implements AutoCloseable {
      */
     private final class BatchConstants implements AutoCloseable {
         private final Tensor slots;
-        private final Tensor padding;
+        private Tensor padding;
 
         BatchConstants(long capacity, PaddedBatch batch) {
             try (TensorScope scope = ops.openScope()) {
                 slots = ops.retain(ops.constant(range(capacity), capacity));
                 padding = ops.retain(ops.constant(batch.padding(), batch.rows()));
+            }
+        }
+
+        /** Keeps the padding of the batch's rows {@code live} only, in that order. */
+        void keepRows(PaddedBatch batch, int[] live) {
+            long[] all = batch.padding();
+            try (TensorScope scope = ops.openScope()) {
+                Tensor kept = ops.retain(ops.constant(Arrays.stream(live).mapToLong(row -> all[row]).toArray(),
+                        live.length));
+                ops.release(padding);
+                padding = kept;
             }
         }
 

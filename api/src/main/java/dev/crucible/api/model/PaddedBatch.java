@@ -68,6 +68,15 @@ public record PaddedBatch(int rows, int length, long[] tokens, long[] padding) {
         return positions;
     }
 
+    /** Rotary positions of slot {@code slot} for the rows {@code rows} (batch row indexes), in that order. */
+    public long[] positions(long slot, int[] rows) {
+        long[] positions = new long[rows.length];
+        for (int i = 0; i < rows.length; i++) {
+            positions[i] = Math.max(0, slot - padding[rows[i]]);
+        }
+        return positions;
+    }
+
     /**
      * The step that feeds the whole batch at once, attending over its own slots {@code 0..length-1} (no cache),
      * with rotary tables {@code cos} and {@code sin} covering {@code length} positions.

@@ -24,6 +24,15 @@ public record ShapePolicy(int promptBucket, int cacheBucket, boolean attendWhole
         }
     }
 
+    /**
+     * Whether decoding drops the rows that stopped from the steps after them. An eager backend computes a step's rows
+     * and nothing else, so a finished row is pure waste; a compiling one keeps every row to the end, since each row
+     * count would be a program of its own.
+     */
+    public boolean dropsFinishedRows() {
+        return !attendWholeCache;
+    }
+
     /** Slots a batch whose longest prompt has {@code longest} tokens is padded to. */
     public int promptSlots(int longest) {
         return roundUp(longest, promptBucket);

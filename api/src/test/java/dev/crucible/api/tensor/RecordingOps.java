@@ -36,6 +36,7 @@ public final class RecordingOps implements TensorOps {
     private final Set<String> programs = new LinkedHashSet<>();
     private int retained;
     private int stepDepth;
+    private Function<Shape, long[]> longReads = shape -> new long[Math.toIntExact(count(shape.shape()))];
 
     public List<Op> trace() {
         return List.copyOf(trace);
@@ -59,6 +60,11 @@ public final class RecordingOps implements TensorOps {
         } finally {
             stepDepth--;
         }
+    }
+
+    /** What {@link #readLongs} returns from now on (zeros by default): e.g. the token ids a decode test scripts. */
+    public void onLongReads(Function<Shape, long[]> values) {
+        longReads = values;
     }
 
     public int retained() {
@@ -123,7 +129,9 @@ public final class RecordingOps implements TensorOps {
         check(!tensor.dtype().isFloatingPoint(), "readLongs of " + tensor);
         check(stepDepth == 0, "a host read of " + tensor + " inside a step");
         record("read", (Shape) tensor, tensor);
-        return new long[Math.toIntExact(count(tensor.shape()))];
+        long[] values = longReads.apply((Shape) tensor);
+        check(values.length == count(tensor.shape()), values.length + " values read from " + tensor);
+        return values;
     }
 
     @Override
