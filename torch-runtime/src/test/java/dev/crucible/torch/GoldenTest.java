@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -29,10 +30,15 @@ class GoldenTest {
 
     private static final TestCpuBackend BACKEND = new TestCpuBackend(1);
 
+    /** Every fixture family with goldens. */
+    static List<String> everyFixture() {
+        return List.of("stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
+                "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3", "tiny-qwen3-moe",
+                "tiny-mixtral", "tiny-lfm2");
+    }
+
     @ParameterizedTest
-    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
-        "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3", "tiny-qwen3-moe",
-        "tiny-mixtral", "tiny-lfm2"})
+    @MethodSource("everyFixture")
     void forwardMatchesLogitsAndResidualNorms(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
@@ -106,9 +112,7 @@ class GoldenTest {
      * so that row stops after two tokens while the others run on.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
-        "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3", "tiny-qwen3-moe",
-        "tiny-mixtral", "tiny-lfm2"})
+    @MethodSource("everyFixture")
     void rowsLeftAfterOthersStopStillReproduceTheGoldens(String name) {
         Fixture fixture = Fixture.load(name);
         int stop = fixture.cases().getFirst().generatedIds()[1];
@@ -139,9 +143,7 @@ class GoldenTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"stories260k", "tiny-qwen2", "tiny-qwen3", "tiny-llama3-rope", "tiny-mistral", "tiny-granite",
-        "tiny-olmo2", "tiny-smollm3", "tiny-phi3", "tiny-gemma2", "tiny-gemma3", "tiny-qwen3-moe",
-        "tiny-mixtral", "tiny-lfm2"})
+    @MethodSource("everyFixture")
     void greedyDecodeReproducesIdsOneAtATimeAndBatched(String name) {
         Fixture fixture = Fixture.load(name);
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
