@@ -50,6 +50,46 @@ public final class DecodeState implements AutoCloseable {
         return new DecodeState(ops, states);
     }
 
+    /**
+     * The state of a left-padded batch whose rows all begin with the tokens {@code prefix} holds the state of (one
+     * row, its slots exactly the prefix): each row gets the prefix's keys and values at the slots after its padding,
+     * zeros elsewhere, in a cache of {@code capacity} slots. Attention state only (slots are the third dimension).
+     *
+     * @param padding each row's leading padding slots
+     */
+    public static DecodeState spread(TensorOps ops, DecodeState prefix, long[] padding, long capacity) {
+        List<LayerState> states = new ArrayList<>();
+        for (int index = 0; index < prefix.states.size(); index++) {
+            TensorOps at = ops.forLayer(index);
+            LayerState state = prefix.states.get(index);
+            if (!(state instanceof LayerState.KeyValues)) {
+                throw new IllegalArgumentException("only attention state spreads over a batch, not " + state);
+            }
+            List<Tensor> spread = new ArrayList<>();
+            try (var scope = at.openScope()) {
+                for (Tensor tensor : state.tensors()) {
+                    long[] shape = tensor.shape(); // [1, heads, prefix slots, head dim]
+                    List<Tensor> rows = new ArrayList<>();
+                    for (long pad : padding) {
+                        List<Tensor> parts = new ArrayList<>();
+                        if (pad > 0) {
+                            parts.add(at.zeros(tensor.dtype(), 1, shape[1], pad, shape[3]));
+                        }
+                        parts.add(tensor);
+                        long after = capacity - pad - shape[2];
+                        if (after > 0) {
+                            parts.add(at.zeros(tensor.dtype(), 1, shape[1], after, shape[3]));
+                        }
+                        rows.add(at.concat(parts, 2));
+                    }
+                    spread.add(at.retain(at.concat(rows, 0)));
+                }
+            }
+            states.add(state.with(spread));
+        }
+        return new DecodeState(ops, states);
+    }
+
     /** Every layer's state, in layer order. */
     public List<LayerState> states() {
         return Collections.unmodifiableList(states);

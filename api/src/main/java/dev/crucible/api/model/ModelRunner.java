@@ -42,12 +42,19 @@ import java.util.stream.LongStream;
  * kernels must then take calls from several threads. Not otherwise thread-safe: one request at a time.
  */
 public final class ModelRunner implements AutoCloseable {
+    /**
+     * Fewer shared leading tokens than this are computed with every row ({@link #sharedPrefix}): a beginning-of-text
+     * token alone is not worth a pass of its own and the cache copies.
+     */
+    static final int SHARED_PREFIX_MIN = 8;
 
     private final TensorOps ops;
     private final PlacedModel model;
     private final Transformer transformer;
     private final ShapePolicy shapes;
     private final int batchWorkers;
+    /** Whether every layer's state is attention's keys and values (what a shared prefix can be spread from). */
+    private final boolean attentionOnly;
     private ExecutorService workers;
 
     /** @param shapes the shapes the backend wants its steps in */
@@ -65,6 +72,8 @@ public final class ModelRunner implements AutoCloseable {
         this.transformer = model.transformer();
         this.shapes = java.util.Objects.requireNonNull(shapes, "shapes is null");
         this.batchWorkers = batchWorkers;
+        this.attentionOnly = transformer.weights().layout().layers().stream()
+                .allMatch(layer -> layer.statefulBlock() instanceof dev.crucible.api.model.layout.Attention);
     }
 
     public Transformer transformer() {
@@ -195,17 +204,27 @@ public final class ModelRunner implements AutoCloseable {
         int rows = batch.rows();
         int hidden = config.hiddenSize();
         int boundaries = config.numLayers() + 1;
+        int shared = sharedPrefix(prompts);
         float[] states;
         float[] logits;
-        try (TensorScope scope = ops.openScope()) {
-            long last = batch.length() - 1L;
-            Step whole = batch.wholeBatch(ops, model.cosTable(), model.sinTable(), false);
+        // With a shared prefix the pass runs over a cache that holds it and computes the slots after it only.
+        try (DecodeState cache = shared == 0 ? null : spreadPrefix(prompts.getFirst(), shared, batch, batch.length());
+             TensorScope scope = ops.openScope()) {
+            long last = batch.length() - 1L - shared;
+            Step whole = shared == 0 ? batch.wholeBatch(ops, model.cosTable(), model.sinTable(), false)
+                    : batch.from(ops, shared, model.cosTable(), model.sinTable());
+            List<LayerState> like = cache == null ? null : cache.states();
+            List<Tensor> inputs = new ArrayList<>(whole.tensors());
+            if (cache != null) {
+                inputs.addAll(cache.tensors());
+            }
+            int stepInputs = whole.tensors().size();
             // The logits are made where the head is; on a model split over devices every captured residual goes
             // there too (one [B, 1, H] row each), so the host still reads it all at once.
             TensorOps head = ops.forHead();
-            List<Tensor> read = ops.step("forward", whole.tensors(), in -> {
+            List<Tensor> read = ops.step("forward", inputs, in -> {
                 List<Tensor> captured = new ArrayList<>();
-                Tensor output = transformer.forward(ops, whole.with(in), new ResidualHook() {
+                ResidualHook hook = new ResidualHook() {
                     @Override
                     public void residual(int boundary, Tensor residual) {
                         TensorOps at = boundary == 0 ? ops : ops.forLayer(boundary - 1);
@@ -216,9 +235,27 @@ public final class ModelRunner implements AutoCloseable {
                     public void finalNorm(Tensor normed) {
                         captured.add(normed);
                     }
-                });
-                return List.of(head.cast(head.concat(captured, 1), DType.F32), head.cast(output, DType.F32));
+                };
+                Step step = whole.with(in.subList(0, stepInputs));
+                List<Tensor> results = new ArrayList<>();
+                Tensor output;
+                List<LayerState> after = List.of();
+                if (like == null) {
+                    output = transformer.forward(ops, step, hook);
+                } else {
+                    Transformer.Output stepped = transformer.forward(ops, step,
+                            DecodeState.unflatten(like, in.subList(stepInputs, in.size())), hook);
+                    output = stepped.logits();
+                    after = stepped.states();
+                }
+                results.add(head.cast(head.concat(captured, 1), DType.F32));
+                results.add(head.cast(output, DType.F32));
+                results.addAll(DecodeState.flatten(after));
+                return results;
             });
+            if (cache != null) {
+                cache.adopt(DecodeState.unflatten(like, read.subList(2, read.size())));
+            }
             // One host read per batch: [B, L+2, H] states, then [B, V] logits.
             states = ops.readFloats(read.get(0));
             logits = ops.readFloats(read.get(1));
@@ -257,11 +294,12 @@ public final class ModelRunner implements AutoCloseable {
         }
         float[] firstLogits;
         long[] next;
-        try (DecodeState state = DecodeState.allocate(ops, transformer.weights().layout(), rows, capacity,
-                transformer.computeDtype());
+        int shared = sharedPrefix(prompts);
+        try (DecodeState state = shared > 0 ? spreadPrefix(prompts.getFirst(), shared, batch, capacity)
+                : DecodeState.allocate(ops, transformer.weights().layout(), rows, capacity, transformer.computeDtype());
              BatchConstants constants = new BatchConstants(capacity, batch)) {
             try (TensorScope scope = ops.openScope()) {
-                Step prefill = step(batch, promptLength, constants.slots(0, promptLength),
+                Step prefill = step(batch, shared, constants.slots(shared, promptLength),
                         constants.slots(0, shapes.attendWholeCache() ? capacity : promptLength), constants.padding);
                 List<Tensor> out = runStep("prefill", prefill, state, rows, true);
                 firstLogits = ops.readFloats(out.get(0));
@@ -369,12 +407,64 @@ public final class ModelRunner implements AutoCloseable {
         return active;
     }
 
-    /** The step that feeds a whole padded batch (slots {@code 0..length-1}). */
-    private Step step(PaddedBatch batch, int length, Tensor querySlots, Tensor keySlots, Tensor padding) {
+    /** The step that feeds a padded batch's slots {@code from..length-1} (all of them from 0). */
+    private Step step(PaddedBatch batch, int from, Tensor querySlots, Tensor keySlots, Tensor padding) {
+        int count = batch.length() - from;
         return new Step(
-                ops.constant(batch.tokens(), batch.rows(), length),
-                ops.constant(batch.positions(0, length), batch.rows(), length),
+                ops.constant(batch.tokens(from), batch.rows(), count),
+                ops.constant(batch.positions(from, count), batch.rows(), count),
                 querySlots, keySlots, padding, model.cosTable(), model.sinTable(), false);
+    }
+
+    /**
+     * How many leading tokens every prompt of a batch shares, to be computed once for the batch ({@link
+     * #spreadPrefix}), or 0. The prompts of an abliteration or an evaluation all start with the chat template's system
+     * turn (about a third of each demo-model prompt), which every row used to compute again. Each row keeps at least
+     * one token of its own, so the pass still ends on every row's last token. Not for a compiling backend (a program
+     * per prefix length, {@link ShapePolicy#sharesPromptPrefixes}) nor for state other than attention's: a convolution
+     * window would have to end at each row's own last prefix slot.
+     */
+    private int sharedPrefix(List<int[]> prompts) {
+        if (!shapes.sharesPromptPrefixes() || prompts.size() < 2 || !attentionOnly) {
+            return 0;
+        }
+        int[] first = prompts.getFirst();
+        int limit = prompts.stream().mapToInt(p -> p.length).min().orElseThrow() - 1;
+        int shared = 0;
+        while (shared < limit && sameAt(prompts, first[shared], shared)) {
+            shared++;
+        }
+        return shared >= SHARED_PREFIX_MIN ? shared : 0;
+    }
+
+    private static boolean sameAt(List<int[]> prompts, int token, int at) {
+        for (int[] prompt : prompts) {
+            if (prompt[at] != token) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The state of a left-padded batch whose rows begin with the first {@code shared} tokens of {@code prompt}: those
+     * computed once, as a batch of one, then placed after each row's padding in a cache of {@code capacity} slots.
+     * A row's prefix sits at its own slots, positions 0.. as everywhere, so the steps after it are what they are
+     * without sharing.
+     */
+    private DecodeState spreadPrefix(int[] prompt, int shared, PaddedBatch batch, long capacity) {
+        try (DecodeState prefix = DecodeState.allocate(ops, transformer.weights().layout(), 1, shared,
+                transformer.computeDtype())) {
+            try (TensorScope scope = ops.openScope()) {
+                long[] slots = range(shared);
+                Tensor slotTensor = ops.constant(slots, shared);
+                Step step = new Step(ops.constant(Arrays.stream(prompt, 0, shared).asLongStream().toArray(), 1, shared),
+                        ops.constant(slots, 1, shared), slotTensor, slotTensor, ops.constant(new long[] {0}, 1),
+                        model.cosTable(), model.sinTable(), false);
+                runStep("prefix", step, prefix, 1, false);
+            }
+            return DecodeState.spread(ops, prefix, batch.padding(), capacity);
+        }
     }
 
     /**

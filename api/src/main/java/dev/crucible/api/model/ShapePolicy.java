@@ -33,6 +33,15 @@ public record ShapePolicy(int promptBucket, int cacheBucket, boolean attendWhole
         return !attendWholeCache;
     }
 
+    /**
+     * Whether a batch whose prompts all begin alike computes those tokens once and gives every row their keys and
+     * values (a chat template's system turn, in every prompt of an abliteration). An eager backend gains the work;
+     * a compiling one would compile a program per prefix length.
+     */
+    public boolean sharesPromptPrefixes() {
+        return !attendWholeCache;
+    }
+
     /** Slots a batch whose longest prompt has {@code longest} tokens is padded to. */
     public int promptSlots(int longest) {
         return roundUp(longest, promptBucket);
