@@ -199,7 +199,7 @@ public abstract class TorchBackend<E extends TorchEnvironment> implements Hardwa
      * The largest batch size the batch-size search tries for batch size 0 ({@link BatchSizeSearch}); empty, the
      * default, for no search ({@link #defaultBatchSize} then).
      */
-    protected OptionalInt batchSizeSearchCap() {
+    protected OptionalInt batchSizeSearchCap(TorchModel model) {
         return OptionalInt.empty();
     }
 
@@ -221,7 +221,7 @@ public abstract class TorchBackend<E extends TorchEnvironment> implements Hardwa
      * @param runBatch runs one batch of the given size
      */
     private int autoBatchSize(TorchModel model, String pass, int prompts, IntConsumer runBatch) {
-        OptionalInt cap = batchSizeSearchCap();
+        OptionalInt cap = batchSizeSearchCap(model);
         if (cap.isEmpty()) {
             return Math.max(1, defaultBatchSize(model));
         }

@@ -36,7 +36,7 @@ class GpuPoliciesOnCpuTest {
         }
 
         @Override
-        protected OptionalInt batchSizeSearchCap() {
+        protected OptionalInt batchSizeSearchCap(TorchModel model) {
             return OptionalInt.of(4);
         }
 

@@ -81,6 +81,12 @@ class CpuBackendTest {
                 > 400_000_000L);
     }
 
+    @Test
+    void aLargeModelMeasuresItsBatchSizeAndASmallOneKeepsTheFixedOne() throws Exception {
+        assertEquals(OptionalInt.empty(), CpuBackend.batchSizeSearchCap(config("small", 128, 4, 352, 356)));
+        assertEquals(OptionalInt.of(64), CpuBackend.batchSizeSearchCap(config("large", 896, 24, 4864, 151936)));
+    }
+
     private dev.crucible.api.model.ModelConfig config(String name, int hidden, int layers, int intermediate, int vocab)
             throws Exception {
         Path dir = Files.createDirectories(temp.resolve(name));

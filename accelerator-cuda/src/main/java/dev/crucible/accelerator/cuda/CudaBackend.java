@@ -240,7 +240,7 @@ public class CudaBackend extends TorchBackend<CudaEnvironment> {
     }
 
     @Override
-    protected OptionalInt batchSizeSearchCap() {
+    protected OptionalInt batchSizeSearchCap(TorchModel model) {
         return OptionalInt.of(MAX_BATCH_SIZE);
     }
 

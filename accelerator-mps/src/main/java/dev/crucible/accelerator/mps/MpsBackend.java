@@ -139,7 +139,7 @@ public class MpsBackend extends TorchBackend<TorchEnvironment> {
     }
 
     @Override
-    protected OptionalInt batchSizeSearchCap() {
+    protected OptionalInt batchSizeSearchCap(TorchModel model) {
         return OptionalInt.of(MAX_BATCH_SIZE);
     }
 

@@ -13,7 +13,7 @@ import java.util.function.IntToDoubleFunction;
 import java.util.function.Predicate;
 
 /**
- * Batch size {@code 0} (auto) on a GPU: batches of 1, 2, 4, ... prompts up to a cap are each run once and timed,
+ * Batch size {@code 0} (auto) on a GPU, and on the CPU for models of 20 M parameters or more: batches of 1, 2, 4, ... prompts up to a cap are each run once and timed,
  * the search stops at the first that runs out of device memory, and the size with the most prompts per second is
  * kept. Bigger is not always faster: past the point where the device is busy, padding and the KV cache only add
  * work, and near the memory limit the allocator starts to thrash, so the sizes are measured, not assumed.
