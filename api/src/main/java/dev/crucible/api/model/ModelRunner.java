@@ -1,6 +1,7 @@
 package dev.crucible.api.model;
 
 import dev.crucible.api.UserInputException;
+import dev.crucible.api.model.layout.Attention;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
@@ -35,7 +36,8 @@ import java.util.stream.LongStream;
  * exact lengths; a compiling one gets a padded prompt bucket and one fixed cache window, so that a decode request
  * is two programs, one prefill and one decode step. On an eager backend the rows that stopped leave a batch's later
  * steps ({@link ShapePolicy#dropsFinishedRows()}): short answers (an abliteration trial's refusals) no longer ride
- * along to the longest one.
+ * along to the longest one; and the tokens every prompt of a batch begins with (a chat template's system turn) are
+ * computed once for the batch ({@link #sharedPrefix}), not once per row.
  *
  * <p>A backend may let several batches run at once ({@code batchWorkers}): for a small model on a CPU, where one
  * batch's ops are too small to split across cores, whole batches on separate cores are what scales. The ops and
@@ -73,7 +75,7 @@ public final class ModelRunner implements AutoCloseable {
         this.shapes = java.util.Objects.requireNonNull(shapes, "shapes is null");
         this.batchWorkers = batchWorkers;
         this.attentionOnly = transformer.weights().layout().layers().stream()
-                .allMatch(layer -> layer.statefulBlock() instanceof dev.crucible.api.model.layout.Attention);
+                .allMatch(layer -> layer.statefulBlock() instanceof Attention);
     }
 
     public Transformer transformer() {
