@@ -179,7 +179,12 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
      */
     @Override
     protected int batchWorkers(TorchEnvironment environment, ModelConfig config) {
-        return ModelCost.of(config, DType.F32).parameters() < SMALL_MODEL_PARAMETERS ? threads(environment) : 1;
+        return small(config) ? threads(environment) : 1;
+    }
+
+    /** Whether a model is below {@link #SMALL_MODEL_PARAMETERS}: batches side by side, a fixed batch size. */
+    private static boolean small(ModelConfig config) {
+        return ModelCost.of(config, DType.F32).parameters() < SMALL_MODEL_PARAMETERS;
     }
 
     /**
@@ -200,8 +205,7 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
 
     /** {@link #LARGE_MODEL_BATCH_CAP} for a model of {@link #SMALL_MODEL_PARAMETERS} or more, else no search. */
     static OptionalInt batchSizeSearchCap(ModelConfig config) {
-        return ModelCost.of(config, DType.F32).parameters() < SMALL_MODEL_PARAMETERS ? OptionalInt.empty()
-                : OptionalInt.of(LARGE_MODEL_BATCH_CAP);
+        return small(config) ? OptionalInt.empty() : OptionalInt.of(LARGE_MODEL_BATCH_CAP);
     }
 
     @Override

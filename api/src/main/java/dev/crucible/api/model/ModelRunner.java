@@ -214,7 +214,9 @@ public final class ModelRunner implements AutoCloseable {
              TensorScope scope = ops.openScope()) {
             long last = batch.length() - 1L - shared;
             Step whole = shared == 0 ? batch.wholeBatch(ops, model.cosTable(), model.sinTable(), false)
-                    : batch.from(ops, shared, model.cosTable(), model.sinTable());
+                    : step(batch, shared, ops.constant(LongStream.range(shared, batch.length()).toArray(),
+                            batch.length() - shared), ops.constant(range(batch.length()), batch.length()),
+                            ops.constant(batch.padding(), rows));
             List<LayerState> like = cache == null ? null : cache.states();
             List<Tensor> inputs = new ArrayList<>(whole.tensors());
             if (cache != null) {

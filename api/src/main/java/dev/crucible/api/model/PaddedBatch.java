@@ -88,18 +88,6 @@ public record PaddedBatch(int rows, int length, long[] tokens, long[] padding) {
     }
 
     /**
-     * The step that feeds slots {@code [from, length)} of every row, attending over slots {@code 0..length-1}: the
-     * rest of the batch after a cache holds slots before {@code from} (a prefix every row shares, computed once).
-     */
-    public Step from(TensorOps ops, int from, Tensor cos, Tensor sin) {
-        int count = length - from;
-        return new Step(ops.constant(tokens(from), rows, count), ops.constant(positions(from, count), rows, count),
-                ops.constant(LongStream.range(from, length).toArray(), count),
-                ops.constant(LongStream.range(0, length).toArray(), length), ops.constant(padding, rows), cos, sin,
-                false);
-    }
-
-    /**
      * The step that feeds the whole batch at once, attending over its own slots {@code 0..length-1} (no cache),
      * with rotary tables {@code cos} and {@code sin} covering {@code length} positions.
      *
