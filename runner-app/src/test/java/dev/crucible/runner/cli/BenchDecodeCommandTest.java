@@ -109,8 +109,7 @@ class BenchDecodeCommandTest {
      * one prints for {@code -p P -n G -d 0,P -o json} (one object per test and depth, fields as llama.cpp names them).
      */
     private static Path fakeLlamaBench(Path folder, String prefillTs, String decodeTs) throws Exception {
-        Path script = folder.resolve("llama-bench");
-        Files.writeString(script, """
+        return executable(folder.resolve("llama-bench"), """
                 #!/bin/sh
                 echo "$@" >> "$(dirname "$0")/calls"
                 echo "loading model" >&2
@@ -125,20 +124,33 @@ class BenchDecodeCommandTest {
                 ]
                 EOF
                 """.formatted(prefillTs, decodeTs));
+    }
+
+    private static Path executable(Path script, String text) throws Exception {
+        Files.writeString(script, text);
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
         return script;
+    }
+
+    /** A file llama-bench would take for GGUF (its magic and version), in {@code folder}. */
+    private static Path ggufStandIn(Path folder) throws Exception {
+        return Files.write(folder.resolve("model.gguf"),
+                "GGUF\u0003\u0000\u0000\u0000".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+    }
+
+    /** {@code bench decode} of {@code model} against {@code llamaBench} on {@code gguf}: 12 + 5 tokens, JSON out. */
+    private static RunnerCli benchAgainst(Path model, Path gguf, Path llamaBench, int rounds) {
+        return RunnerCli.run(ONE_THREAD, "bench", "decode", "--model", model.toString(), "--device", "cpu",
+                "--prompt-len", "12", "--new-tokens", "5", "--rounds", Integer.toString(rounds), "--ceiling-seconds",
+                "0.1", "--compare-gguf", gguf.toString(), "--llama-bench", llamaBench.toString(), "--json");
     }
 
     @Test
     void llamaBenchRunsInEveryRoundAndTheRatiosAreOursOverItsAtTheSameDepth() throws Exception {
         Path model = tinyModel(temp, "bench-peer");
         Path folder = Files.createDirectories(temp.resolve("peer"));
-        Path gguf = folder.resolve("model.gguf");
-        Files.write(gguf, "GGUF\u0003\u0000\u0000\u0000".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
-        Path llamaBench = fakeLlamaBench(folder, "100.0", "2.5");
-        RunnerCli r = RunnerCli.run(ONE_THREAD, "bench", "decode", "--model", model.toString(), "--device", "cpu",
-                "--prompt-len", "12", "--new-tokens", "5", "--rounds", "3", "--ceiling-seconds", "0.1",
-                "--compare-gguf", gguf.toString(), "--llama-bench", llamaBench.toString(), "--json");
+        Path gguf = ggufStandIn(folder);
+        RunnerCli r = benchAgainst(model, gguf, fakeLlamaBench(folder, "100.0", "2.5"), 3);
         assertEquals(0, r.exit(), r.err());
         JsonNode json = Json.mapper().readTree(r.out());
 
@@ -170,10 +182,8 @@ class BenchDecodeCommandTest {
     void aLlamaBenchWithoutDepthIsRunWithoutItAndTheReportSaysSo() throws Exception {
         Path model = tinyModel(temp, "bench-old-peer");
         Path folder = Files.createDirectories(temp.resolve("old-peer"));
-        Path gguf = folder.resolve("model.gguf");
-        Files.write(gguf, "GGUF\u0003\u0000\u0000\u0000".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
-        Path script = folder.resolve("llama-bench");
-        Files.writeString(script, """
+        Path gguf = ggufStandIn(folder);
+        Path script = executable(folder.resolve("llama-bench"), """
                 #!/bin/sh
                 echo "$@" >> "$(dirname "$0")/calls"
                 p=0; n=0
@@ -185,10 +195,7 @@ class BenchDecodeCommandTest {
                 ]
                 EOF
                 """);
-        Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
-        RunnerCli r = RunnerCli.run(ONE_THREAD, "bench", "decode", "--model", model.toString(), "--device", "cpu",
-                "--prompt-len", "12", "--new-tokens", "5", "--rounds", "2", "--ceiling-seconds", "0.1",
-                "--compare-gguf", gguf.toString(), "--llama-bench", script.toString(), "--json");
+        RunnerCli r = benchAgainst(model, gguf, script, 2);
         assertEquals(0, r.exit(), r.err());
         List<String> calls = Files.readAllLines(folder.resolve("calls"));
         assertEquals(List.of("-m " + gguf + " -t 1 -p 12 -n 4 -d 0,12 -r 1 -o json",
@@ -240,9 +247,8 @@ class BenchDecodeCommandTest {
         Path model = tinyModel(temp, "bench-peer-fails");
         Path folder = Files.createDirectories(temp.resolve("peer-fails"));
         Path gguf = Files.write(folder.resolve("ok.gguf"), "GGUF\u0003".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
-        Path script = folder.resolve("llama-bench");
-        Files.writeString(script, "#!/bin/sh\necho 'main: error: failed to load model' >&2\nexit 1\n");
-        Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path script = executable(folder.resolve("llama-bench"),
+                "#!/bin/sh\necho 'main: error: failed to load model' >&2\nexit 1\n");
         RunnerCli r = RunnerCli.run(ONE_THREAD, "bench", "decode", "--model", model.toString(), "--device", "cpu",
                 "--prompt-len", "8", "--new-tokens", "3", "--rounds", "1", "--ceiling-seconds", "0.1",
                 "--compare-gguf", gguf.toString(), "--llama-bench", script.toString());

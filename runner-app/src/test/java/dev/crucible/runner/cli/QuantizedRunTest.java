@@ -29,14 +29,20 @@ class QuantizedRunTest {
         return ids;
     }
 
+    /** {@code generate --json} of {@code prompt} on {@code model}, {@code tokens} new tokens, with {@code flags}. */
+    private static RunnerCli generate(String model, String prompt, int tokens, String... flags) {
+        List<String> args = new ArrayList<>(List.of("generate", "--model", model, "--prompt", prompt,
+                "--max-new-tokens", Integer.toString(tokens), "--json"));
+        args.addAll(List.of(flags));
+        return RunnerCli.run(ONE_THREAD, args.toArray(String[]::new));
+    }
+
     /** int8 per-channel keeps stories260k's greedy continuation; the run says how the weights are kept first. */
     @Test
     void int8GenerationFollowsTheFullPrecisionOneAndSaysHowItRuns() throws Exception {
         String model = fixture("stories260k").toString();
-        RunnerCli dense = RunnerCli.run(ONE_THREAD, "generate", "--model", model, "--prompt", "Once upon a time",
-                "--max-new-tokens", "24", "--json");
-        RunnerCli int8 = RunnerCli.run(ONE_THREAD, "generate", "--model", model, "--prompt", "Once upon a time",
-                "--max-new-tokens", "24", "--json", "--quantization", "int8");
+        RunnerCli dense = generate(model, "Once upon a time", 24);
+        RunnerCli int8 = generate(model, "Once upon a time", 24, "--quantization", "int8");
         assertEquals(0, int8.exit(), int8.err());
         assertEquals(generated(dense), generated(int8));
         List<String> lines = int8.err().lines().toList();
@@ -53,10 +59,9 @@ class QuantizedRunTest {
         for (List<String> flags : List.of(List.of("int8"), List.of("int4"), List.of("nf4"),
                 List.of("int8", "--quant-scheme", "blockwise"), List.of("int4", "--quant-scheme", "asymmetric",
                         "--quant-block-size", "16"), List.of("int8", "--quant-exclude", "none"))) {
-            List<String> args = new ArrayList<>(List.of("generate", "--model", model, "--prompt", "Hello",
-                    "--max-new-tokens", "8", "--json", "--quantization"));
-            args.addAll(flags);
-            RunnerCli run = RunnerCli.run(ONE_THREAD, args.toArray(String[]::new));
+            List<String> quantization = new ArrayList<>(List.of("--quantization"));
+            quantization.addAll(flags);
+            RunnerCli run = generate(model, "Hello", 8, quantization.toArray(String[]::new));
             assertEquals(0, run.exit(), flags + ": " + run.err());
             assertEquals(8, generated(run).size(), flags.toString());
         }
@@ -69,10 +74,9 @@ class QuantizedRunTest {
     @Test
     void theOutputHeadIsQuantizedWhenTheExclusionsLeaveItOut() throws Exception {
         String tied = fixture("stories260k").toString();
-        RunnerCli dense = RunnerCli.run(ONE_THREAD, "generate", "--model", tied, "--prompt", "Once upon a time",
-                "--max-new-tokens", "24", "--json");
-        RunnerCli head = RunnerCli.run(ONE_THREAD, "generate", "--model", tied, "--prompt", "Once upon a time",
-                "--max-new-tokens", "24", "--json", "--quantization", "int8", "--quant-exclude", "model.embed_tokens");
+        RunnerCli dense = generate(tied, "Once upon a time", 24);
+        RunnerCli head = generate(tied, "Once upon a time", 24, "--quantization", "int8", "--quant-exclude",
+                "model.embed_tokens");
         assertEquals(0, head.exit(), head.err());
         assertEquals(generated(dense), generated(head));
         assertTrue(head.err().lines().findFirst().orElseThrow().contains("full precision: model.embed_tokens, biases "
@@ -80,10 +84,9 @@ class QuantizedRunTest {
                 + "embedding table, which lookups read dense)"), head.err());
 
         String untied = fixture("tiny-qwen2").toString();
-        RunnerCli kept = RunnerCli.run(ONE_THREAD, "generate", "--model", untied, "--prompt", "Hello",
-                "--max-new-tokens", "8", "--json", "--quantization", "int8");
-        RunnerCli quantized = RunnerCli.run(ONE_THREAD, "generate", "--model", untied, "--prompt", "Hello",
-                "--max-new-tokens", "8", "--json", "--quantization", "int8", "--quant-exclude", "model.embed_tokens");
+        RunnerCli kept = generate(untied, "Hello", 8, "--quantization", "int8");
+        RunnerCli quantized = generate(untied, "Hello", 8, "--quantization", "int8", "--quant-exclude",
+                "model.embed_tokens");
         assertEquals(0, quantized.exit(), quantized.err());
         assertTrue(quantized.err().contains("21 of 21 projections quantized and the output head, weights "),
                 quantized.err());
