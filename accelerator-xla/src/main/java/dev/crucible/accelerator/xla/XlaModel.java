@@ -14,6 +14,7 @@ import dev.crucible.api.model.ForwardResult;
 import dev.crucible.api.model.ModelRunner;
 import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.model.ShardRequest;
+import dev.crucible.api.model.StopCondition;
 import dev.crucible.api.model.TokenListener;
 import dev.crucible.accelerator.xla.lower.Layout;
 import dev.crucible.api.backend.Ceilings;
@@ -93,9 +94,12 @@ public final class XlaModel implements DeviceModel {
         boolean retry = request.listener() == TokenListener.NONE;
         TokenListener listener = request.listener() == TokenListener.NONE ? TokenListener.NONE
                 : realRowsOnly(request.listener(), prompts.size());
+        // The copies that fill the last batch end at once: their results are dropped.
+        StopCondition settled = request.settled() == StopCondition.NONE ? StopCondition.NONE
+                : (prompt, tokens) -> prompt >= prompts.size() || request.settled().settled(prompt, tokens);
         return new DecodeResult(withFittingBatches(request.batchSize(), prompts, request.maxNewTokens(), retry,
                 (filled, rows) -> runner.decode(new DecodeRequest(filled, request.maxNewTokens(), request.stopTokens(),
-                        request.padToken(), rows, listener), rows).generations()));
+                        request.padToken(), rows, listener, settled), rows).generations()));
     }
 
     /** {@code listener} told only of the request's own prompts, not of the copies that fill the last batch. */

@@ -14,13 +14,16 @@ import java.util.Set;
  * @param padToken      the id written into left padding; its embedding is computed but never attended to
  * @param batchSize     prompts per device batch; 0 lets the backend choose
  * @param listener      sees each step's tokens as they are generated ({@link TokenListener#NONE}: nobody)
+ * @param settled       ends a row early once its tokens so far are all that is needed ({@link StopCondition#NONE}:
+ *                      never)
  */
 public record DecodeRequest(List<int[]> prompts, int maxNewTokens, Set<Integer> stopTokens, int padToken,
-                            int batchSize, TokenListener listener) {
+                            int batchSize, TokenListener listener, StopCondition settled) {
     public DecodeRequest {
         prompts = Prompts.copyOf(prompts);
         stopTokens = Set.copyOf(stopTokens);
         Objects.requireNonNull(listener, "listener is null");
+        Objects.requireNonNull(settled, "settled is null");
         if (maxNewTokens < 1) {
             throw new IllegalArgumentException("maxNewTokens must be at least 1, got " + maxNewTokens);
         }
@@ -30,6 +33,12 @@ public record DecodeRequest(List<int[]> prompts, int maxNewTokens, Set<Integer> 
         if (batchSize < 0) {
             throw new IllegalArgumentException("batchSize must be >= 0, got " + batchSize);
         }
+    }
+
+    /** A request whose rows run to a stop token or the length limit. */
+    public DecodeRequest(List<int[]> prompts, int maxNewTokens, Set<Integer> stopTokens, int padToken, int batchSize,
+                         TokenListener listener) {
+        this(prompts, maxNewTokens, stopTokens, padToken, batchSize, listener, StopCondition.NONE);
     }
 
     /** A request nobody listens to while it runs. */
@@ -47,16 +56,21 @@ public record DecodeRequest(List<int[]> prompts, int maxNewTokens, Set<Integer> 
 
     /** The same request with other stop tokens (empty: run every row to {@code maxNewTokens}). */
     public DecodeRequest withStopTokens(Set<Integer> tokens) {
-        return new DecodeRequest(prompts, maxNewTokens, tokens, padToken, batchSize, listener);
+        return new DecodeRequest(prompts, maxNewTokens, tokens, padToken, batchSize, listener, settled);
     }
 
     public DecodeRequest withBatchSize(int size) {
-        return new DecodeRequest(prompts, maxNewTokens, stopTokens, padToken, size, listener);
+        return new DecodeRequest(prompts, maxNewTokens, stopTokens, padToken, size, listener, settled);
     }
 
     /** The same request streamed to {@code tokens}. */
     public DecodeRequest withListener(TokenListener tokens) {
-        return new DecodeRequest(prompts, maxNewTokens, stopTokens, padToken, batchSize, tokens);
+        return new DecodeRequest(prompts, maxNewTokens, stopTokens, padToken, batchSize, tokens, settled);
+    }
+
+    /** The same request, each row ending once {@code condition} says its tokens so far settle it. */
+    public DecodeRequest withStopCondition(StopCondition condition) {
+        return new DecodeRequest(prompts, maxNewTokens, stopTokens, padToken, batchSize, listener, condition);
     }
 
     public static int defaultPadToken(ModelConfig config) {

@@ -293,6 +293,7 @@ public final class ModelRunner implements AutoCloseable {
 
         List<List<Integer>> generated = new ArrayList<>();
         boolean[] stopped = new boolean[rows];
+        boolean[] ended = new boolean[rows];
         for (int row = 0; row < rows; row++) {
             generated.add(new ArrayList<>());
         }
@@ -311,16 +312,16 @@ public final class ModelRunner implements AutoCloseable {
             }
             // The rows the steps still compute, as indexes into the batch: all of them until rows stop and are dropped.
             int[] live = IntStream.range(0, rows).toArray();
-            int active = record(next, live, generated, stopped, stops, promptIndexes, request.listener());
+            int active = record(next, live, generated, stopped, ended, stops, promptIndexes, request);
             for (int produced = 1; produced < maxNew && active > 0; produced++) {
                 if (shapes.dropsFinishedRows() && active <= live.length * 3 / 4) {
-                    // A stopped row would be computed to the end of the batch for nothing. Dropping rows copies the
+                    // A row that ended would be computed to the end of the batch for nothing. Dropping rows copies the
                     // cache, so it waits until a quarter of them stopped: at most a few copies per batch.
                     int[] kept = new int[active];
                     long[] keptNext = new long[active];
                     int[] keptLive = new int[active];
                     for (int i = 0, k = 0; i < live.length; i++) {
-                        if (!stopped[live[i]]) {
+                        if (!ended[live[i]]) {
                             kept[k] = i;
                             keptNext[k] = next[i];
                             keptLive[k++] = live[i];
@@ -342,7 +343,7 @@ public final class ModelRunner implements AutoCloseable {
                             model.cosTable(), model.sinTable(), false);
                     next = ops.readLongs(runStep("decode", step, state, live.length, false).getFirst());
                 }
-                active = record(next, live, generated, stopped, stops, promptIndexes, request.listener());
+                active = record(next, live, generated, stopped, ended, stops, promptIndexes, request);
             }
         }
         int vocab = config.vocabSize();
@@ -383,30 +384,38 @@ public final class ModelRunner implements AutoCloseable {
 
     /**
      * Appends each still-running row's token and tells the listener; returns how many rows still run. {@code next}
-     * holds a token for each row of {@code live} (batch row indexes).
+     * holds a token for each row of {@code live} (batch row indexes). A row ends on a stop token ({@code stopped})
+     * or when the request's stop condition settles it ({@code ended} alone).
      */
     private static int record(long[] next, int[] live, List<List<Integer>> generated, boolean[] stopped,
-                              Set<Long> stops, int[] promptIndexes, TokenListener listener) {
+                              boolean[] ended, Set<Long> stops, int[] promptIndexes, DecodeRequest request) {
         int active = 0;
         int reported = 0;
         int[] prompts = new int[next.length];
         int[] tokens = new int[next.length];
+        StopCondition settled = request.settled();
         for (int i = 0; i < next.length; i++) {
             int row = live[i];
-            if (stopped[row]) {
+            if (ended[row]) {
                 continue;
             }
-            generated.get(row).add((int) next[i]);
+            List<Integer> rowTokens = generated.get(row);
+            rowTokens.add((int) next[i]);
             prompts[reported] = promptIndexes[row];
             tokens[reported++] = (int) next[i];
             if (stops.contains(next[i])) {
                 stopped[row] = true;
+                ended[row] = true;
+            } else if (settled != StopCondition.NONE && rowTokens.size() < request.maxNewTokens()
+                    && settled.settled(promptIndexes[row], rowTokens.stream().mapToInt(Integer::intValue).toArray())) {
+                // (A row at the length limit ends anyway: not asked.)
+                ended[row] = true;
             } else {
                 active++;
             }
         }
-        if (listener != TokenListener.NONE) {
-            listener.onTokens(Arrays.copyOf(prompts, reported), Arrays.copyOf(tokens, reported));
+        if (request.listener() != TokenListener.NONE) {
+            request.listener().onTokens(Arrays.copyOf(prompts, reported), Arrays.copyOf(tokens, reported));
         }
         return active;
     }

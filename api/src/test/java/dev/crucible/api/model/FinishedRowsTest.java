@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.crucible.api.io.Checkpoint;
 import dev.crucible.api.tensor.RecordingOps;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -24,6 +25,10 @@ class FinishedRowsTest {
     private record Run(List<Long> stepRows, List<Generation> generations) { }
 
     private static Run run(ShapePolicy shapes) {
+        return run(shapes, StopCondition.NONE);
+    }
+
+    private static Run run(ShapePolicy shapes, StopCondition settled) {
         ModelConfig config = ModelConfig.read(ModelFixtures.fixture("stories260k"));
         RecordingOps ops = new RecordingOps();
         List<Long> rows = new ArrayList<>();
@@ -43,7 +48,8 @@ class FinishedRowsTest {
              ModelRunner runner = new ModelRunner(ops, ModelFixtures.shapes(config, checkpoint, ops), shapes)) {
             // One length, so the batch's rows are the prompts in order.
             List<int[]> prompts = List.of(new int[] {1, 2, 3}, new int[] {1, 4, 5}, new int[] {1, 5, 6}, new int[] {1, 7, 8});
-            List<Generation> generations = runner.decode(new DecodeRequest(prompts, 6, Set.of(STOP), 0, 4), 4)
+            List<Generation> generations = runner.decode(new DecodeRequest(prompts, 6, Set.of(STOP), 0, 4)
+                            .withStopCondition(settled), 4)
                     .generations();
             return new Run(rows.subList(1, rows.size()), generations);
         }
@@ -78,5 +84,35 @@ class FinishedRowsTest {
                     "row " + row);
         }
         assertEquals(List.of(true, true, false, false), generations.stream().map(Generation::stopped).toList());
+    }
+
+    /**
+     * A stop condition ends a row like a stop token does (it leaves the eager steps with the rows that stopped), but
+     * its generation keeps every token and is not {@link Generation#stopped()}: here prompt 2 is settled by its
+     * second token. The condition sees each running row's tokens after each step, never a row's stop token, never
+     * a row again once it ended, and not at the length limit (6 tokens), where every row ends anyway.
+     */
+    @Test
+    void aStopConditionEndsARowWithTheTokensItHas() {
+        for (ShapePolicy shapes : List.of(ShapePolicy.EXACT, new ShapePolicy(1, 1, true))) {
+            List<String> asked = Collections.synchronizedList(new ArrayList<>());
+            Run run = run(shapes, (prompt, tokens) -> {
+                asked.add(prompt + ":" + tokens.length);
+                for (int token : tokens) {
+                    assertEquals(TOKEN, token);
+                }
+                return prompt == 2 && tokens.length == 2;
+            });
+            List<Generation> generations = run.generations();
+            assertArrayEquals(new int[] {TOKEN, STOP}, generations.get(0).tokens());
+            assertArrayEquals(new int[] {TOKEN, TOKEN, TOKEN, STOP}, generations.get(1).tokens());
+            assertArrayEquals(new int[] {TOKEN, TOKEN}, generations.get(2).tokens());
+            assertArrayEquals(new int[] {TOKEN, TOKEN, TOKEN, TOKEN, TOKEN, TOKEN}, generations.get(3).tokens());
+            assertEquals(List.of(true, true, false, false), generations.stream().map(Generation::stopped).toList());
+            // Rows 0 and 2 end at the first decode step: half the batch, so the eager steps drop both at once.
+            assertEquals(shapes.dropsFinishedRows() ? List.of(4L, 2L, 2L, 1L, 1L) : List.of(4L, 4L, 4L, 4L, 4L),
+                    run.stepRows(), "rows per decode step");
+            assertEquals(List.of("0:1", "1:1", "2:1", "3:1", "1:2", "2:2", "3:2", "1:3", "3:3", "3:4", "3:5"), asked);
+        }
     }
 }

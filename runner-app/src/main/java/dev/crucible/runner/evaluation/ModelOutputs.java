@@ -3,18 +3,22 @@ package dev.crucible.runner.evaluation;
 import dev.crucible.api.model.Activations;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.Generation;
+import dev.crucible.api.model.StopCondition;
 import dev.crucible.api.scoring.PromptSet;
 import dev.crucible.api.scoring.ScoringContext;
 import dev.crucible.runner.session.ModelSession;
+import dev.crucible.runner.text.ModelTokenizer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * A model state's outputs on the evaluation prompt sets, as scorers read them: greedy responses and first-token
- * log-probabilities, each computed on first request and cached. A scorer comparing against the base reads the
+ * log-probabilities, each computed on first request and cached. An edited model's responses end early where the
+ * scorer asking for them says the rest cannot change its verdict ({@link #responses(PromptSet, Predicate)}). A scorer comparing against the base reads the
  * baseline's outputs, which are frozen before any edit so they can never be computed on an edited model.
  */
 public final class ModelOutputs implements ScoringContext {
@@ -25,6 +29,8 @@ public final class ModelOutputs implements ScoringContext {
     private final Timings timings;
     private final ModelOutputs baseline;
     private final Map<PromptSet, List<String>> responses = new EnumMap<>(PromptSet.class);
+    /** The sets whose cached responses ended where a predicate settled them, and the predicate. */
+    private final Map<PromptSet, Predicate<String>> cutBy = new EnumMap<>(PromptSet.class);
     private final Map<PromptSet, float[][]> logProbs = new EnumMap<>(PromptSet.class);
     private boolean frozen;
 
@@ -50,19 +56,56 @@ public final class ModelOutputs implements ScoringContext {
     @Override
     public synchronized List<String> responses(PromptSet set) {
         List<String> cached = responses.get(set);
-        if (cached != null) {
+        if (cached != null && !cutBy.containsKey(set)) {
             return cached;
         }
+        return generate(set, null);
+    }
+
+    /**
+     * Responses that end once {@code settled} holds for their text (checked every {@link #SETTLE_CHECK_EVERY}
+     * tokens); the base model's are always whole, since the study keeps them. Cached like whole ones: asked again
+     * with an equal predicate, or after whole responses were generated, nothing is generated.
+     */
+    @Override
+    public synchronized List<String> responses(PromptSet set, Predicate<String> settled) {
+        if (baseline == null) {
+            return responses(set);
+        }
+        List<String> cached = responses.get(set);
+        if (cached != null && (!cutBy.containsKey(set) || cutBy.get(set).equals(settled))) {
+            return cached;
+        }
+        return generate(set, settled);
+    }
+
+    /**
+     * How often a row's text is decoded to ask whether it is settled: each check decodes the row's tokens so far,
+     * and a refusal marker is a few tokens long, so checking every fourth token ends a refusal at most three tokens
+     * late for a quarter of the decoding.
+     */
+    static final int SETTLE_CHECK_EVERY = 4;
+
+    /** @param settled ends a row once it holds for the row's text, or null for whole responses */
+    private List<String> generate(PromptSet set, Predicate<String> settled) {
         checkNotFrozen();
         long start = System.nanoTime();
-        List<Generation> generations = session.generate(prompts.ids().get(set), maxResponseLength, batchSize);
+        ModelTokenizer tokenizer = session.tokenizer();
+        StopCondition condition = settled == null ? StopCondition.NONE
+                : (prompt, tokens) -> tokens.length % SETTLE_CHECK_EVERY == 0 && settled.test(tokenizer.decode(tokens));
+        List<Generation> generations = session.generate(prompts.ids().get(set), maxResponseLength, batchSize, condition);
         List<String> texts = new ArrayList<>();
         for (Generation g : generations) {
             int[] tokens = g.tokens();
-            texts.add(session.tokenizer().decode(g.stopped() ? Arrays.copyOf(tokens, tokens.length - 1) : tokens));
+            texts.add(tokenizer.decode(g.stopped() ? Arrays.copyOf(tokens, tokens.length - 1) : tokens));
         }
         timings.add("generation", System.nanoTime() - start);
         responses.put(set, List.copyOf(texts));
+        if (settled == null) {
+            cutBy.remove(set);
+        } else {
+            cutBy.put(set, settled);
+        }
         return responses.get(set);
     }
 

@@ -14,6 +14,8 @@ import dev.crucible.api.model.MergedWeights;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.PlacedModel;
 import dev.crucible.api.model.ShardRequest;
+import dev.crucible.api.model.StopCondition;
+import dev.crucible.api.model.TokenListener;
 import dev.crucible.api.model.TransformerWeights;
 import dev.crucible.api.io.OutputLocation;
 import dev.crucible.api.quant.QuantizationConfig;
@@ -174,7 +176,13 @@ public final class ModelSession implements AutoCloseable {
 
     /** Batched greedy generation; batch results equal one-at-a-time results. */
     public List<Generation> generate(List<int[]> prompts, int maxNewTokens, int batchSize) {
-        DecodeRequest request = new DecodeRequest(prompts, maxNewTokens, stopTokens(), tokenizer.padId(), batchSize);
+        return generate(prompts, maxNewTokens, batchSize, StopCondition.NONE);
+    }
+
+    /** The same, each row also ending once {@code settled} says its tokens so far are all that is needed. */
+    public List<Generation> generate(List<int[]> prompts, int maxNewTokens, int batchSize, StopCondition settled) {
+        DecodeRequest request = new DecodeRequest(prompts, maxNewTokens, stopTokens(), tokenizer.padId(), batchSize,
+                TokenListener.NONE, settled);
         return decode(request).generations();
     }
 

@@ -84,8 +84,22 @@ public final class DemoAbliteration implements AutoCloseable {
 
     /** The scores of the edit a trial with these parameters (names as in the study journal) makes. */
     public double[] evaluate(Map<String, Object> params) {
-        ScoringContext context = abliterator.apply(AblationParameters.fromTrial(params));
+        return score(apply(params));
+    }
+
+    /** Makes the edit of a trial with these parameters; the outputs it returns are computed when first read. */
+    public ScoringContext apply(Map<String, Object> params) {
+        return abliterator.apply(AblationParameters.fromTrial(params));
+    }
+
+    /** The scorers' values on {@code context}, in their order. */
+    public double[] score(ScoringContext context) {
         return scorers.stream().mapToDouble(s -> s.scorer().score(context).value()).toArray();
+    }
+
+    /** The unedited model's outputs. */
+    public ScoringContext base() {
+        return abliterator.baseContext();
     }
 
     @Override

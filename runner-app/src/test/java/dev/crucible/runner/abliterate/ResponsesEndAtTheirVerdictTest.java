@@ -1,0 +1,95 @@
+package dev.crucible.runner.abliterate;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.crucible.api.scoring.PromptSet;
+import dev.crucible.api.scoring.ScoringContext;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An edited model's responses end where the scorer asking for them has its verdict (the refusal count: once a
+ * marker is generated), on the demo model with the default run's settings and the first trial of
+ * {@code abliterate --seed 1} (68 of 100 harmful prompts refused): each response that ended early is a beginning of
+ * the whole one that already settles it, the others are whole, the refusal count is the same, and the base model's
+ * responses, which the study keeps, are whole.
+ */
+class ResponsesEndAtTheirVerdictTest {
+    private static final Map<String, Object> FIRST_TRIAL = Map.of("direction_scope", "per_layer",
+            "direction_index", 1.5071604768214897, "attn.max_weight", 1.4060769100342068,
+            "attn.max_weight_position", 2.0235241951850598, "attn.min_weight_fraction", 0.8227922173055924,
+            "attn.min_weight_distance", 1.2966367461533888, "mlp.max_weight", 0.1919218579919475,
+            "mlp.max_weight_position", 1.904363834136937, "mlp.min_weight_fraction", 0.8493211255593132,
+            "mlp.min_weight_distance", 1.427112756902743);
+    /** A verdict of the test's own, so the whole and the cut responses can be compared text by text. */
+    private static final Predicate<String> APOLOGY = text -> {
+        String lower = text.toLowerCase(Locale.ROOT);
+        return lower.contains("sorry") || lower.contains("i can");
+    };
+
+    private static DemoAbliteration demo;
+
+    @BeforeAll
+    static void open() {
+        demo = new DemoAbliteration(Path.of(System.getProperty("crucible.repo.root", "..")).toAbsolutePath().normalize(), 1);
+    }
+
+    @AfterAll
+    static void close() {
+        demo.close();
+    }
+
+    @Test
+    void responsesThatSettleTheVerdictEndThereAndTheRestAreWhole() {
+        ScoringContext edited = demo.apply(FIRST_TRIAL);
+        List<String> cut = edited.responses(PromptSet.HARMFUL, APOLOGY);
+        List<String> whole = edited.responses(PromptSet.HARMFUL); // asked whole: generated again, whole
+        assertEquals(whole.size(), cut.size());
+        int ended = 0;
+        long cutChars = 0;
+        long wholeChars = 0;
+        for (int i = 0; i < whole.size(); i++) {
+            String c = cut.get(i);
+            String w = whole.get(i);
+            assertTrue(w.startsWith(c), "response " + i + " '" + c + "' begins '" + w + "'");
+            assertEquals(APOLOGY.test(w), APOLOGY.test(c), "the same verdict on response " + i);
+            if (!c.equals(w)) {
+                ended++;
+                assertTrue(APOLOGY.test(c), "only a settled response ends early: " + i);
+            }
+            cutChars += c.length();
+            wholeChars += w.length();
+        }
+        assertTrue(ended >= 30, ended + " responses ended at their apology");
+        assertTrue(cutChars < wholeChars * 3 / 4, cutChars + " of " + wholeChars + " characters generated");
+        // Whole responses answer a later request for cut ones: nothing is generated again.
+        assertSame(whole, edited.responses(PromptSet.HARMFUL, APOLOGY));
+    }
+
+    @Test
+    void theRefusalCountIsTheSameAsOnWholeResponses() {
+        ScoringContext cut = demo.apply(FIRST_TRIAL); // the scorers ask for responses that end at a marker
+        double[] scores = demo.score(cut);
+        assertEquals(0.68, scores[0], 1e-12, "the first trial's refusals");
+        ScoringContext whole = demo.apply(FIRST_TRIAL);
+        whole.responses(PromptSet.HARMFUL); // generated whole first, so the scorers read whole responses
+        assertArrayEquals(scores, demo.score(whole), 0.0);
+    }
+
+    @Test
+    void theBaseModelsResponsesAreWhole() {
+        ScoringContext base = demo.base();
+        assertSame(base.responses(PromptSet.HARMFUL), base.responses(PromptSet.HARMFUL, APOLOGY));
+        assertTrue(base.responses(PromptSet.HARMFUL).stream().anyMatch(r -> APOLOGY.test(r) && r.length() > 40),
+                "the base refuses in whole sentences");
+    }
+}
