@@ -89,9 +89,13 @@ public abstract class TorchBackend<E extends TorchEnvironment> implements Hardwa
         opThreads.ifPresent(TorchRuntime::setThreads);
         HostKernels kernels = hostKernels(environment, opThreads.orElse(0), request.dtype());
         try {
-            return split.isPresent()
+            TorchModel model = split.isPresent()
                     ? TorchModel.place(request, split.get(), kernels, shapePolicy(), workers, opThreads)
                     : TorchModel.place(request, environment.torchDevice(), kernels, shapePolicy(), workers, opThreads);
+            if (foldsAdapters(request.config())) {
+                model.placed().foldAdapters();
+            }
+            return model;
         } catch (RuntimeException | Error e) {
             if (kernels != null) {
                 kernels.close();
@@ -123,6 +127,15 @@ public abstract class TorchBackend<E extends TorchEnvironment> implements Hardwa
      */
     protected ShapePolicy shapePolicy() {
         return ShapePolicy.EXACT;
+    }
+
+    /**
+     * Whether inference adapters (an abliteration trial's edits) are folded into copies of this model's float32
+     * weights ({@link dev.crucible.api.model.PlacedModel#foldAdapters}): fewer ops per step for a copy of each edited
+     * weight. No, the default.
+     */
+    protected boolean foldsAdapters(ModelConfig config) {
+        return false;
     }
 
     /**

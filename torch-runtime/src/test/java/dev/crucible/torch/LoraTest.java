@@ -2,6 +2,10 @@ package dev.crucible.torch;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,6 +17,7 @@ import dev.crucible.api.io.WritableTensor;
 import dev.crucible.api.model.DeviceModel;
 import dev.crucible.api.model.ForwardRequest;
 import dev.crucible.api.model.LinearModule;
+import dev.crucible.api.model.LoraLinear;
 import dev.crucible.api.model.LoraFactors;
 import dev.crucible.api.model.MergedWeights;
 import dev.crucible.api.model.ModelConfig;
@@ -60,6 +65,54 @@ class LoraTest {
             assertArrayEquals(adapted, logits(model, fixture), "setting the same factors again");
             model.removeAdapters();
             assertArrayEquals(base, logits(model, fixture));
+        }
+    }
+
+    /**
+     * A model that folds its adapters into copies of the weights (the CPU backend's small models) computes what the
+     * adapters compute beside the weights, to float32 rounding; a zeroed adapter computes with the base weight
+     * itself (exactly the base); merges still read the factors; training's adapters are never folded.
+     */
+    @Test
+    void foldedAdaptersComputeWhatTheAdaptersCompute() {
+        Fixture fixture = Fixture.load("stories260k");
+        try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
+             TorchModel plain = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32));
+             TorchModel folding = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
+            folding.placed().foldAdapters();
+            float[] base = logits(plain, fixture);
+            for (TorchModel model : List.of(plain, folding)) {
+                model.setAdapter(DOWN, factors(3, 172, 64, 0.5, 1));
+                model.setAdapter(QUERY, factors(1, 64, 64, 2.0, 2));
+            }
+            LoraLinear down = folding.placed().linear(DOWN);
+            assertNotNull(down.folded(), "folded");
+            assertNotSame(down.weight(), down.folded());
+            assertNull(plain.placed().linear(DOWN).folded(), "a model that does not fold");
+            float[] adapted = logits(plain, fixture);
+            double difference = maxDifference(adapted, logits(folding, fixture));
+            assertTrue(difference < 1e-4, "folded weights differ from the adapters by " + difference);
+            assertTrue(maxDifference(base, adapted) > 1e-2, "the adapters change the logits");
+            try (MergedWeights fromAdapters = BACKEND.merge(plain, checkpoint);
+                 MergedWeights fromFolding = BACKEND.merge(folding, checkpoint)) {
+                assertArrayEquals(fromAdapters.tensors().get(DOWN + ".weight").toFloatArray(),
+                        fromFolding.tensors().get(DOWN + ".weight").toFloatArray(), "merges read the factors");
+            }
+
+            folding.zeroAdapters();
+            assertSame(down.weight(), down.folded(), "a zero adapter computes with the base weight");
+            assertArrayEquals(base, logits(folding, fixture), "exactly the base");
+            folding.setAdapter(DOWN, factors(3, 172, 64, 0.5, 1));
+            assertTrue(maxDifference(adapted, logits(folding, fixture)) > 1e-3, "only DOWN adapted now");
+            folding.removeAdapters();
+            assertNull(down.folded());
+            assertArrayEquals(base, logits(folding, fixture));
+
+            TorchOps ops = folding.ops();
+            LoraFactors trained = factors(2, 172, 64, 1.0, 3);
+            folding.placed().attachAdapter(DOWN, ops.retain(ops.constant(trained.a().toFloatArray(), 2, 172)),
+                    ops.retain(ops.constant(trained.b().toFloatArray(), 64, 2)), 1.0);
+            assertNull(down.folded(), "training's adapters change every step: never folded");
         }
     }
 

@@ -182,6 +182,17 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
         return small(config) ? threads(environment) : 1;
     }
 
+    /**
+     * A small model's trial edits are folded into copies of the weights they edit: each op of a small model costs
+     * more in its call than in its arithmetic, and an edit's adapter is three ops per projection (24 of the demo
+     * model's ~140 per decode step), the folded weight none. A large model keeps its adapters: its ops are bound by
+     * reading the weights, which folding does not change, and the copies would cost a quarter of its memory.
+     */
+    @Override
+    protected boolean foldsAdapters(ModelConfig config) {
+        return small(config);
+    }
+
     /** Whether a model is below {@link #SMALL_MODEL_PARAMETERS}: batches side by side, a fixed batch size. */
     private static boolean small(ModelConfig config) {
         return ModelCost.of(config, DType.F32).parameters() < SMALL_MODEL_PARAMETERS;

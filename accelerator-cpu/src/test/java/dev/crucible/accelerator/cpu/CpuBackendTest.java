@@ -1,6 +1,7 @@
 package dev.crucible.accelerator.cpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -85,6 +86,12 @@ class CpuBackendTest {
     void aLargeModelMeasuresItsBatchSizeAndASmallOneKeepsTheFixedOne() throws Exception {
         assertEquals(OptionalInt.empty(), CpuBackend.batchSizeSearchCap(config("small", 128, 4, 352, 356)));
         assertEquals(OptionalInt.of(64), CpuBackend.batchSizeSearchCap(config("large", 896, 24, 4864, 151936)));
+    }
+
+    @Test
+    void aSmallModelFoldsItsTrialEditsIntoItsWeightsAndALargeOneKeepsItsAdapters() throws Exception {
+        assertTrue(new CpuBackend().foldsAdapters(config("small-fold", 128, 4, 352, 356)));
+        assertFalse(new CpuBackend().foldsAdapters(config("large-fold", 896, 24, 4864, 151936)));
     }
 
     private dev.crucible.api.model.ModelConfig config(String name, int hidden, int layers, int intermediate, int vocab)

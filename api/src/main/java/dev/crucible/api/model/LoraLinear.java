@@ -4,13 +4,15 @@ import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.QuantizedTensor;
 import dev.crucible.api.tensor.Tensor;
 import dev.crucible.api.tensor.TensorOps;
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
  * A linear layer with an optional low-rank adapter beside it:
  * {@code y = x·Wᵀ + b + scale · (x·Aᵀ)·Bᵀ}, with {@code W [out, in]}, {@code A [r, in]}, {@code B [out, r]} as PEFT
  * stores them. The base weight is never touched: abliteration trials swap or zero the adapter, fine-tuning trains
- * it, and a merge materializes {@code W + scale·B·A} elsewhere.
+ * it, and a merge materializes {@code W + scale·B·A} elsewhere. Where its owner {@linkplain #setFolded folds} an
+ * adapter, the projection computes with that sum instead: one product where the adapter takes three ops.
  *
  * <p>The base weight is either a dense tensor or a {@link QuantizedTensor} (QLoRA's frozen 4-bit base), which the
  * ops multiply by as their format allows. This class holds handles only; whoever placed the tensors owns them.
@@ -23,6 +25,7 @@ public final class LoraLinear {
     private final long[] shape;
     private final Tensor bias;
     private Adapter adapter;
+    private Tensor folded;
 
     /** The adapter factors beside a base weight. */
     public record Adapter(Tensor a, Tensor b, double scale) {
@@ -89,8 +92,8 @@ public final class LoraLinear {
         long[] bShape = b.shape();
         if (aShape.length != 2 || bShape.length != 2 || aShape[1] != inFeatures() || bShape[0] != outFeatures()
                 || aShape[0] != bShape[1]) {
-            throw new IllegalArgumentException(module + ": adapter A " + java.util.Arrays.toString(aShape) + " and B "
-                    + java.util.Arrays.toString(bShape) + " do not fit a [" + outFeatures() + ", " + inFeatures()
+            throw new IllegalArgumentException(module + ": adapter A " + Arrays.toString(aShape) + " and B "
+                    + Arrays.toString(bShape) + " do not fit a [" + outFeatures() + ", " + inFeatures()
                     + "] weight (A is [r, in], B is [out, r])");
         }
         Adapter previous = adapter;
@@ -105,7 +108,32 @@ public final class LoraLinear {
         return previous;
     }
 
+    /**
+     * The weight this projection computes with in place of its base weight and adapter, or null: the base weight
+     * with the adapter folded in ({@code W + scale·B·A}), or the base weight itself for an adapter that is zero.
+     */
+    public Tensor folded() {
+        return folded;
+    }
+
+    /**
+     * Sets (or with null clears) the {@link #folded()} weight; returns the one it replaced, so its owner can free
+     * it. Its owner keeps it in step with the adapter: the adapter's factors are kept, for merges, but not read.
+     */
+    public Tensor setFolded(Tensor weight) {
+        if (weight != null && !Arrays.equals(weight.shape(), shape)) {
+            throw new IllegalArgumentException(module + ": a folded weight " + Arrays.toString(weight.shape())
+                    + " for a " + Arrays.toString(shape) + " projection");
+        }
+        Tensor previous = folded;
+        folded = weight;
+        return previous;
+    }
+
     public Tensor apply(TensorOps ops, Tensor x) {
+        if (folded != null) {
+            return ops.linear(x, folded, bias);
+        }
         Tensor y = weight != null ? ops.linear(x, weight, bias) : ops.linear(x, quantized, bias);
         if (adapter == null) {
             return y;

@@ -50,6 +50,7 @@ public final class PlacedModel implements AutoCloseable {
     private Tensor sinTable;
     private int tableLength;
     private boolean closed;
+    private boolean foldAdapters;
 
     private PlacedModel(ModelConfig config, Placement placement, TransformerWeights weights,
                         Map<String, Tensor> placed, Quantized quantized) {
@@ -293,6 +294,7 @@ public final class PlacedModel implements AutoCloseable {
             Tensor b = ops.retain(layer.toDevice(factors.b(), dtype));
             attach(linear, a, b, factors.scale());
         }
+        fold(linear, layer.ops());
     }
 
     /**
@@ -314,6 +316,50 @@ public final class PlacedModel implements AutoCloseable {
             throw e;
         }
         release(previous);
+        unfold(linear);
+    }
+
+    /**
+     * From now on, an adapter {@linkplain #setAdapter set from host factors} beside a dense float32 weight is folded
+     * into a copy of the weight, {@code W + scale·B·A}, which the projection computes with instead of the adapter's
+     * three ops ({@link LoraLinear#setFolded}); a zeroed adapter computes with the base weight itself. For a backend
+     * whose ops cost more than their arithmetic on a small model: on the demo model the adapters of an abliteration
+     * trial were 24 of a decode step's ~140 ops. It costs a copy of each edited weight, so a backend asks for it
+     * for small models only. Float32 only: folded into a narrower weight, an edit would be rounded to the weight's
+     * resolution, where the adapter keeps it in its own. Training's adapters ({@link #attachAdapter}) change with
+     * every step and are never folded.
+     */
+    public void foldAdapters() {
+        checkOpen();
+        foldAdapters = true;
+    }
+
+    /** Folds {@code linear}'s adapter into a copy of its weight where {@link #foldAdapters} asks for it. */
+    private void fold(LoraLinear linear, TensorOps at) {
+        LoraLinear.Adapter adapter = linear.adapter();
+        Tensor weight = linear.weight();
+        if (!foldAdapters || adapter == null || weight == null || weight.dtype() != DType.F32
+                || adapter.a().dtype() != DType.F32 || adapter.b().dtype() != DType.F32) {
+            return;
+        }
+        try (TensorScope scope = at.openScope()) {
+            Tensor delta = at.matmul(adapter.b(), adapter.a());
+            if (adapter.scale() != 1.0) {
+                delta = at.scale(delta, adapter.scale());
+            }
+            releaseFolded(linear, linear.setFolded(at.retain(at.add(weight, delta))));
+        }
+    }
+
+    /** Back to the weight and adapter as they are (after the adapter changed, or to compute it unfolded). */
+    private void unfold(LoraLinear linear) {
+        releaseFolded(linear, linear.setFolded(null));
+    }
+
+    private void releaseFolded(LoraLinear linear, Tensor folded) {
+        if (folded != null && folded != linear.weight()) {
+            ops.release(folded);
+        }
     }
 
     /**
@@ -331,6 +377,10 @@ public final class PlacedModel implements AutoCloseable {
                     Tensor zero = at.retain(at.zeros(adapter.b().dtype(), adapter.b().shape()));
                     linear.setAdapter(adapter.a(), zero, adapter.scale());
                     ops.release(adapter.b());
+                    unfold(linear);
+                    if (foldAdapters && linear.weight() != null) {
+                        linear.setFolded(linear.weight()); // B is zero: the base weight alone, exactly
+                    }
                 }
             }
         }
@@ -341,6 +391,7 @@ public final class PlacedModel implements AutoCloseable {
         checkOpen();
         for (LoraLinear linear : linears.values()) {
             release(linear.removeAdapter());
+            unfold(linear);
         }
     }
 
@@ -466,6 +517,7 @@ public final class PlacedModel implements AutoCloseable {
         closed = true;
         for (LoraLinear linear : linears.values()) {
             release(linear.removeAdapter());
+            unfold(linear);
         }
         releaseTables();
         List<Tensor> weights = new ArrayList<>(placed.values());
