@@ -2,8 +2,9 @@
 # Seconds per abliteration trial on the demo model, for several runners (or settings) measured in one interleaved
 # run: each round runs every configuration once (`abliterate --seed 1 --headless --trials N` on a fresh study), so
 # a machine whose load changes during the run slows every configuration alike. Prints, per configuration, the
-# median of each round's median trial duration (the journal's duration_s) and its speed relative to the first.
-#   scripts/trial-speed.sh [--trials N] [--rounds R] 'LABEL=COMMAND' ...
+# median of each round's median trial duration (the journal's duration_s) and its speed relative to the first,
+# over all rounds and round by round.
+#   scripts/trial-speed.sh [--trials N] [--rounds R] [--heretic CMD] 'LABEL=COMMAND' ...
 # COMMAND is a runner invocation without the abliterate arguments, e.g.
 #   scripts/trial-speed.sh 'main=/work/main/runner' 'this=./runner' 'this-b8=./runner --batch-size 8'
 # (flags after the runner path are passed to abliterate). Studies and logs: target/trial-speed/.
@@ -25,7 +26,7 @@ while [[ $# -gt 0 ]]; do
     --trials) trials=${2:-}; shift 2 ;;
     --rounds) rounds=${2:-}; shift 2 ;;
     --heretic) heretic=${2:-}; [[ -n "$heretic" ]] || { echo "trial-speed: --heretic needs a command" >&2; exit 2; }; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *=*) configs+=("$1"); shift ;;
     *) echo "trial-speed: '$1' is not LABEL=COMMAND (see --help)" >&2; exit 2 ;;
   esac
@@ -143,9 +144,12 @@ for config in configs:
             outside.append(wall - sum(durations))
     rows.append((label, statistics.median(medians), medians,
                  statistics.median(rss) if rss else None, statistics.median(outside) if outside else None))
-print("| configuration | median s/trial | per round | speed vs " + rows[0][0] + " | peak RSS MiB | s outside trials |")
-print("| --- | ---: | --- | ---: | ---: | ---: |")
+# Each round's ratio too: configurations of one round ran minutes apart, so it is the interleaved comparison.
+print("| configuration | median s/trial | per round | speed vs " + rows[0][0] + " | per round | peak RSS MiB"
+      " | s outside trials |")
+print("| --- | ---: | --- | ---: | --- | ---: | ---: |")
 for label, median, medians, rss, outside in rows:
+    ratios = " / ".join(f"{first / m:.2f}x" for first, m in zip(rows[0][2], medians))
     print(f"| {label} | {median:.3f} | {' / '.join(f'{m:.3f}' for m in medians)} | {rows[0][1] / median:.2f}x"
-          f" | {'-' if rss is None else f'{rss:.0f}'} | {'-' if outside is None else f'{outside:.1f}'} |")
+          f" | {ratios} | {'-' if rss is None else f'{rss:.0f}'} | {'-' if outside is None else f'{outside:.1f}'} |")
 EOF
