@@ -23,6 +23,7 @@ import dev.crucible.api.model.MergedWeights;
 import dev.crucible.api.model.ModelConfig;
 import dev.crucible.api.model.ShardRequest;
 import dev.crucible.api.tensor.DType;
+import dev.crucible.api.tensor.TensorScope;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -31,6 +32,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import org.bytedeco.javacpp.Pointer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -76,6 +78,7 @@ class LoraTest {
     @Test
     void foldedAdaptersComputeWhatTheAdaptersCompute() {
         Fixture fixture = Fixture.load("stories260k");
+        long before = Pointer.totalCount();
         try (Checkpoint checkpoint = Checkpoint.open(fixture.directory());
              TorchModel plain = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32));
              TorchModel folding = BACKEND.shard(fixture.shardRequest(checkpoint, DType.F32))) {
@@ -108,12 +111,24 @@ class LoraTest {
             assertNull(down.folded());
             assertArrayEquals(base, logits(folding, fixture));
 
+            // Trials fold and reset hundreds of times: every fold's copy and temporaries are freed.
+            long objects = Pointer.totalCount();
+            for (int trial = 0; trial < 50; trial++) {
+                folding.zeroAdapters();
+                folding.setAdapter(DOWN, factors(3, 172, 64, 0.5, trial));
+            }
+            folding.removeAdapters();
+            assertEquals(objects, Pointer.totalCount(), "JavaCPP objects left by folding");
+
             TorchOps ops = folding.ops();
             LoraFactors trained = factors(2, 172, 64, 1.0, 3);
-            folding.placed().attachAdapter(DOWN, ops.retain(ops.constant(trained.a().toFloatArray(), 2, 172)),
-                    ops.retain(ops.constant(trained.b().toFloatArray(), 64, 2)), 1.0);
+            try (TensorScope scope = ops.openScope()) {
+                folding.placed().attachAdapter(DOWN, ops.retain(ops.constant(trained.a().toFloatArray(), 2, 172)),
+                        ops.retain(ops.constant(trained.b().toFloatArray(), 64, 2)), 1.0);
+            }
             assertNull(down.folded(), "training's adapters change every step: never folded");
         }
+        assertEquals(before, Pointer.totalCount(), "JavaCPP objects left after both models closed");
     }
 
     @Test
