@@ -24,6 +24,7 @@ import java.lang.foreign.Arena;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.Set;
@@ -112,5 +113,38 @@ class XlaModelBatchingTest {
                 }
             }
         }
+    }
+
+    /**
+     * A stop condition on a compiled backend: the row it settles ends with the tokens it had (the batch keeps its
+     * shape), the others run on, and the copies that fill the last batch never reach the caller's condition.
+     */
+    @Test
+    void aStopConditionEndsItsRowAndNeverSeesTheFillingCopies() {
+        GoldenFixture fixture = GoldenFixture.load("stories260k");
+        List<int[]> prompts = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            prompts.add(fixture.cases().get(i % fixture.cases().size()).promptIds());
+        }
+        List<Integer> asked = Collections.synchronizedList(new ArrayList<>());
+        try (JaxCpuExecutor jax = JaxCpuExecutor.start(1);
+             Checkpoint checkpoint = Checkpoint.open(fixture.directory())) {
+            XlaEnvironment environment = new XlaEnvironment(DeviceRequest.parse("xla"), () -> jax, OptionalInt.of(1),
+                    "fsdp");
+            try (XlaModel model = XlaModel.place(environment, new ShardRequest(fixture.config(), checkpoint, DType.F32),
+                    new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+                List<Generation> generations = model.decode(new DecodeRequest(prompts, 12, Set.of(), 0, 4)
+                        .withStopCondition((prompt, tokens) -> {
+                            asked.add(prompt);
+                            return prompt == 1 && tokens.length == 3;
+                        })).generations();
+                assertEquals(3, generations.size());
+                for (int i = 0; i < 3; i++) {
+                    int[] golden = fixture.cases().get(i % fixture.cases().size()).generatedIds();
+                    assertArrayEquals(Arrays.copyOf(golden, i == 1 ? 3 : 12), generations.get(i).tokens(), "prompt " + i);
+                }
+            }
+        }
+        assertEquals(Set.of(0, 1, 2), Set.copyOf(asked), "the caller's prompts only");
     }
 }
