@@ -18,8 +18,9 @@ import java.util.function.Predicate;
 /**
  * A model state's outputs on the evaluation prompt sets, as scorers read them: greedy responses and first-token
  * log-probabilities, each computed on first request and cached. An edited model's responses end early where the
- * scorer asking for them says the rest cannot change its verdict ({@link #responses(PromptSet, Predicate)}). A scorer comparing against the base reads the
- * baseline's outputs, which are frozen before any edit so they can never be computed on an edited model.
+ * scorer asking for them says the rest cannot change its verdict ({@link #responses(PromptSet, Predicate)}). A
+ * scorer comparing against the base reads the baseline's outputs, which are frozen before any edit so they can
+ * never be computed on an edited model.
  */
 public final class ModelOutputs implements ScoringContext {
     private final ModelSession session;
