@@ -157,6 +157,81 @@ bf16_rows:
     vzeroupper
     ret
 
+# void f32_rows(const float *w, const float *x, float *y, const float *bias, int64 in, int64 rows)
+#
+# y[n] = Σ_k w[n·in + k]·x[k] + bias[n] for n in [0, rows), in float32: rows of w one after another, each in four
+# accumulators of 8 lanes and one horizontal sum; bias may be null. Any in ≥ 0: four vectors of 8 at a time, then
+# single vectors, then one masked load for the rest. 256-bit loads for the reason bf16_rows gives. The weight is the
+# FMA's memory operand, so each weight vector is one load; the input's loads hit the L1 or L2 cache.
+.globl f32_rows
+f32_rows:
+    test r9, r9
+    jz 29f
+    lea r10, [4 * r8]               # bytes per row
+    mov eax, r8d
+    and eax, 7                      # elements after the last whole vector
+    mov r11d, -1
+    shlx r11d, r11d, eax
+    not r11d
+    kmovd k1, r11d                  # their lane mask
+    mov r11, r10
+    and r11, -128                   # bytes the four-vector loop covers
+    and r8, -8
+    shl r8, 2                       # bytes whole vectors cover
+20:
+    vpxord ymm0, ymm0, ymm0
+    vpxord ymm1, ymm1, ymm1
+    vpxord ymm2, ymm2, ymm2
+    vpxord ymm3, ymm3, ymm3
+    xor eax, eax
+    test r11, r11
+    jz 22f
+21:
+    vmovups ymm4, [rsi + rax]
+    vmovups ymm5, [rsi + rax + 32]
+    vmovups ymm6, [rsi + rax + 64]
+    vmovups ymm7, [rsi + rax + 96]
+    vfmadd231ps ymm0, ymm4, [rdi + rax]
+    vfmadd231ps ymm1, ymm5, [rdi + rax + 32]
+    vfmadd231ps ymm2, ymm6, [rdi + rax + 64]
+    vfmadd231ps ymm3, ymm7, [rdi + rax + 96]
+    add rax, 128
+    cmp rax, r11
+    jb 21b
+22:
+    cmp rax, r8
+    jae 24f
+23:
+    vmovups ymm4, [rsi + rax]
+    vfmadd231ps ymm0, ymm4, [rdi + rax]
+    add rax, 32
+    cmp rax, r8
+    jb 23b
+24:
+    cmp r8, r10
+    je 25f
+    vmovups ymm4{k1}{z}, [rsi + rax]
+    vmovups ymm5{k1}{z}, [rdi + rax]
+    vfmadd231ps ymm1, ymm4, ymm5
+25:
+    vaddps ymm0, ymm0, ymm1
+    vaddps ymm2, ymm2, ymm3
+    vaddps ymm0, ymm0, ymm2         # its upper half is zero: HSUM0 adds nothing there
+    HSUM0
+    test rcx, rcx
+    jz 26f
+    vaddss xmm0, xmm0, [rcx]
+    add rcx, 4
+26:
+    vmovss [rdx], xmm0
+    add rdx, 4
+    add rdi, r10
+    dec r9
+    jnz 20b
+29:
+    vzeroupper
+    ret
+
 # void int8_rows(const int8 *codes, const float *x, void *y, const float *scales, const void *bias, int64 in,
 #                int64 rows, int64 block, int64 bf16)
 #

@@ -111,6 +111,11 @@ public final class VectorKernels implements HostKernels {
                     y.asSlice(2L * from), sliced(bias, 2L * from), in, count));
             return;
         }
+        if (!bf16 && rows == 1 && machine != null) {
+            overRows(out, rowBytes, (from, count) -> machine.f32Rows(weight.asSlice(rowBytes * from), x,
+                    y.asSlice(4L * from), sliced(bias, 4L * from), in, count));
+            return;
+        }
         if (bf16 && rows <= MachineCode.MAX_BATCH && machine != null) {
             // The rows share every load of the weights; their inputs interleaved by vector, as the code reads them.
             MemorySegment xs = buffer(widened, MachineCode.interleavedBytes(rows, in));

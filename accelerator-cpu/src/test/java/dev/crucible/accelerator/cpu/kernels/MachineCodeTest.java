@@ -105,6 +105,74 @@ class MachineCodeTest {
     }
 
     @Test
+    void f32RowsEqualsTheExactSumForEveryTailAndBias() {
+        MachineCode code = loaded();
+        Random random = new Random(11);
+        try (Arena arena = Arena.ofConfined()) {
+            for (int in : new int[] {0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 127, 128, 129, 896, 1000, 4864, 4871}) {
+                int rows = 5;
+                MemorySegment w = f32(arena, random, Math.max(1, rows * in));
+                MemorySegment x = f32(arena, random, Math.max(1, in));
+                MemorySegment bias = f32(arena, random, rows);
+                for (boolean withBias : new boolean[] {false, true}) {
+                    MemorySegment guarded = arena.allocate(4L * (rows + 2));
+                    guarded.fill((byte) 0x5a);
+                    MemorySegment y = guarded.asSlice(4, 4L * rows);
+                    code.f32Rows(w, x, y, withBias ? bias : null, in, rows);
+                    assertEquals(0x5a5a5a5a, guarded.getAtIndex(ValueLayout.JAVA_INT, 0), "written before y, in " + in);
+                    assertEquals(0x5a5a5a5a, guarded.getAtIndex(ValueLayout.JAVA_INT, rows + 1),
+                            "written after y, in " + in);
+                    for (int n = 0; n < rows; n++) {
+                        double exact = withBias ? bias.getAtIndex(ValueLayout.JAVA_FLOAT, n) : 0;
+                        double magnitude = Math.abs(exact);
+                        for (int k = 0; k < in; k++) {
+                            double product = (double) w.getAtIndex(ValueLayout.JAVA_FLOAT, (long) n * in + k)
+                                    * x.getAtIndex(ValueLayout.JAVA_FLOAT, k);
+                            exact += product;
+                            magnitude += Math.abs(product);
+                        }
+                        // float32 accumulation in 32 lanes, then the lanes' sum: a few ulps of the magnitude.
+                        float got = y.getAtIndex(ValueLayout.JAVA_FLOAT, n);
+                        assertTrue(Math.abs(got - exact) <= magnitude * 1e-6 * Math.max(1, in / 32.0),
+                                "in " + in + " row " + n + " bias " + withBias + ": " + got + " against " + exact);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void theBackendsOneRowF32ProductsRunOnItAndAgreeWithLibtorch() throws Exception {
+        MachineCode code = counting(loaded());
+        VectorKernels kernels = new VectorKernels(2, List.of(DType.F32), code);
+        CountingKernels counted = new CountingKernels(kernels);
+        Random random = new Random(5);
+        try (TorchOps fast = new TorchOps("cpu", true, counted); TorchOps reference = new TorchOps("cpu", true)) {
+            // The long rows pass the size at which the product is split into tasks for both threads.
+            for (int[] shape : new int[][] {{70, 33}, {896, 128}, {896, 4864}, {4864, 896}, {31, 7}, {2053, 64}}) {
+                int in = shape[0];
+                int out = shape[1];
+                try (TensorScope scope = reference.openScope()) {
+                    Tensor x = reference.constant(gaussian(random, in), 1, in);
+                    Tensor w = reference.constant(gaussian(random, out * in), out, in);
+                    Tensor b = reference.constant(gaussian(random, out), out);
+                    int before = F32_CALLS.get();
+                    float[] expected = reference.readFloats(reference.linear(x, w, b));
+                    float[] got = reference.readFloats(fast.linear(x, w, b));
+                    assertTrue(F32_CALLS.get() > before, "the machine code ran");
+                    for (int n = 0; n < out; n++) {
+                        double scale = Math.max(1, Math.abs(expected[n]));
+                        assertTrue(Math.abs(got[n] - expected[n]) <= 1e-4 * scale, in + " -> " + out + " output "
+                                + n + ": " + got[n] + " against libtorch's " + expected[n]);
+                    }
+                }
+            }
+        } finally {
+            kernels.close();
+        }
+    }
+
+    @Test
     void theBackendsOneRowBf16ProductsRunOnItAndAgreeWithLibtorch() throws Exception {
         MachineCode code = counting(loaded());
         VectorKernels kernels = new VectorKernels(2, List.of(DType.BF16), code);
@@ -558,11 +626,20 @@ class MachineCodeTest {
             assertThrows(IndexOutOfBoundsException.class, () -> code.bf16Rows(w, x.asSlice(2), y, null, 64, 4));
             assertThrows(IndexOutOfBoundsException.class, () -> code.bf16Rows(w, x, y, y.asSlice(2), 64, 4));
             code.bf16Rows(w, x, y, y, 64, 4); // exactly long enough
+            assertThrows(IndexOutOfBoundsException.class, () -> code.f32Rows(w, x, y, null, 32, 5));
+            assertThrows(IndexOutOfBoundsException.class, () -> code.f32Rows(w, x.asSlice(4), y, null, 32, 4));
+            code.f32Rows(w, x, arena.allocate(16), null, 32, 4); // exactly long enough
         }
     }
 
     private static final java.util.concurrent.atomic.AtomicInteger BF16_CALLS = new java.util.concurrent.atomic.AtomicInteger();
     private static final java.util.concurrent.atomic.AtomicInteger INT8_CALLS = new java.util.concurrent.atomic.AtomicInteger();
+
+    private static final java.util.concurrent.atomic.AtomicInteger F32_CALLS = new java.util.concurrent.atomic.AtomicInteger();
+
+    static void countF32() {
+        F32_CALLS.incrementAndGet();
+    }
 
     static void countBf16() {
         BF16_CALLS.incrementAndGet();
@@ -584,6 +661,8 @@ class MachineCodeTest {
         var none = java.lang.invoke.MethodType.methodType(void.class);
         var bf16 = lookup.findStatic(MachineCodeTest.class, "countBf16", none);
         return new MachineCode(java.lang.invoke.MethodHandles.foldArguments(code.bf16Rows(), bf16),
+                java.lang.invoke.MethodHandles.foldArguments(code.f32Rows(),
+                        lookup.findStatic(MachineCodeTest.class, "countF32", none)),
                 java.lang.invoke.MethodHandles.foldArguments(code.int8Rows(),
                         lookup.findStatic(MachineCodeTest.class, "countInt8", none)),
                 code.bf16Batch().stream().map(handle -> java.lang.invoke.MethodHandles.foldArguments(handle, bf16))
