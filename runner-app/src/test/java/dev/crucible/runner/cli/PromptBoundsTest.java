@@ -43,19 +43,18 @@ class PromptBoundsTest {
         tiny = AbliterateCommandTest.tinyModel(temp.resolve("tiny"));
     }
 
-    /** The committed demo model: context 4,096, one token per character, no BOS. */
+    /** The committed demo model: context 4,096, no BOS, a byte-pair tokenizer whose merges join letters only. */
     private static Path demo() {
         return Path.of(System.getProperty("crucible.repo.root", ".."), "demo-model").toAbsolutePath().normalize();
     }
 
-    /** {@code length} characters of words the demo model's tokenizer knows, one token each. */
-    private static String words(int length) {
-        StringBuilder text = new StringBuilder();
-        String[] words = {"the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog"};
+    /** {@code length} characters of numbers, one token each for the demo model (no merge joins digits or spaces). */
+    private static String numbers(int length) {
+        StringBuilder text = new StringBuilder(length);
         for (int i = 0; text.length() < length; i++) {
-            text.append(words[i % words.length]).append(i % 7 == 6 ? ". " : " ");
+            text.append(i % 7 == 6 ? ' ' : (char) ('0' + i % 10));
         }
-        return text.substring(0, length);
+        return text.toString();
     }
 
     private static Path file(String name, String text) throws IOException {
@@ -71,7 +70,7 @@ class PromptBoundsTest {
 
     @Test
     void generateRefusesAPromptThatDoesNotFitTheContext() {
-        assertOneLine(RunnerCli.run(ONE_THREAD, "generate", "--model", demo().toString(), "--prompt", words(5000)),
+        assertOneLine(RunnerCli.run(ONE_THREAD, "generate", "--model", demo().toString(), "--prompt", numbers(5000)),
                 "--prompt is 5,000 tokens; with --max-new-tokens 128 that exceeds the model's context of 4,096 tokens"
                         + " (use --truncate-prompts left|right to cut it)");
         assertOneLine(RunnerCli.run(ONE_THREAD, "generate", "--model", demo().toString(), "--prompt", "hi",
@@ -81,7 +80,7 @@ class PromptBoundsTest {
 
     @Test
     void generateCutsAPromptFromTheSideAskedAndKeepsTheChatFraming() throws Exception {
-        String prompt = words(500);
+        String prompt = numbers(500);
         JsonNode left = json(RunnerCli.run(ONE_THREAD, "generate", "--model", tiny.toString(), "--prompt", prompt,
                 "--max-new-tokens", "4", "--truncate-prompts", "left", "--json"));
         assertEquals(252, left.get("prompt_ids").size(), "252 prompt tokens + 4 new ones fill the 256");
@@ -106,7 +105,7 @@ class PromptBoundsTest {
 
     @Test
     void generateRefusesAMegabyteLineAsTooLongForTheContext() throws IOException {
-        Path megabyte = file("1mb.txt", "short prompt\n" + words(1_000_000) + "\n");
+        Path megabyte = file("1mb.txt", "short prompt\n" + numbers(1_000_000) + "\n");
         assertOneLine(RunnerCli.run(ONE_THREAD, "generate", "--model", demo().toString(), "--prompts", megabyte.toString()),
                 "line 2 of " + megabyte + " is 1,000,000 tokens; with --max-new-tokens 128 that exceeds the model's"
                         + " context of 4,096 tokens (use --truncate-prompts left|right to cut it)");

@@ -13,12 +13,21 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -132,6 +141,142 @@ class BundledPromptsTest {
             }
             assertEquals(refusals, answers, file + " should balance refusals and helpful answers");
         }
+    }
+
+    /**
+     * The first stage's corpus teaches helping and the words of both classes, never a refusal: its conversations are
+     * chat_train.jsonl's helpful ones, and every harmful prompt of chat_train.jsonl is in it as plain text, with no
+     * answer.
+     */
+    @Test
+    void pretrainCorpusHoldsTheHelpfulConversationsAndTheHarmfulPromptsWithoutAnswers() throws IOException {
+        List<String> markers = Files.readAllLines(demo("refusal_markers.txt"), StandardCharsets.UTF_8);
+        Set<String> helpful = new HashSet<>();
+        Set<String> refused = new HashSet<>();
+        for (Chat chat : chats("chat_train.jsonl")) {
+            (containsAny(normalize(chat.assistant()), markers) ? refused : helpful).add(chat.user());
+        }
+        Set<String> conversations = new HashSet<>();
+        Set<String> texts = new HashSet<>();
+        int lineNumber = 0;
+        for (String line : Files.readAllLines(demo("chat_pretrain.jsonl"), StandardCharsets.UTF_8)) {
+            lineNumber++;
+            JsonNode row = json.readTree(line);
+            if (row.has("text")) {
+                assertEquals(1, row.size(), "chat_pretrain.jsonl:" + lineNumber + " has more than its text");
+                texts.add(row.get("text").asText());
+            } else {
+                JsonNode messages = row.get("messages");
+                assertNotNull(messages, "chat_pretrain.jsonl:" + lineNumber + " is neither text nor a conversation");
+                String answer = messages.get(messages.size() - 1).path("content").asText();
+                assertFalse(containsAny(normalize(answer), markers), "chat_pretrain.jsonl:" + lineNumber
+                        + " teaches a refusal: " + answer);
+                conversations.add(messages.get(messages.size() - 2).path("content").asText());
+            }
+        }
+        assertEquals(helpful, conversations, "the helpful conversations of chat_train.jsonl");
+        assertEquals(refused, texts, "the harmful prompts of chat_train.jsonl");
+    }
+
+    /**
+     * The sets the runner ships (what {@code bundled:harmful/train} and the default run load) and the corpus files are
+     * the bytes the generator recorded in data/demo/README.md: a hand edit, or a generator change whose output was not
+     * regenerated into the runner's resources, fails here.
+     */
+    @Test
+    void theRunnerShipsTheSetsTheGeneratorRecorded() throws Exception {
+        Map<String, String> recorded = new LinkedHashMap<>();
+        Matcher row = Pattern.compile("(?m)^\\| `([^`]+)` \\| [0-9]+ \\| [0-9]+ \\| `([0-9a-f]{64})` \\|$")
+                .matcher(Files.readString(demo("README.md"), StandardCharsets.UTF_8));
+        while (row.find()) {
+            recorded.put(row.group(1), row.group(2));
+        }
+        for (String set : List.of("harmful/train", "harmful/test", "harmless/train", "harmless/test")) {
+            String file = "runner-app/src/main/resources" + RESOURCES + set.replace('/', '_') + ".txt";
+            assertTrue(recorded.containsKey(file), "data/demo/README.md records no SHA-256 for " + file);
+            List<String> shipped = PromptLoader.load(PromptSourceSpec.parse("bundled:" + set), Path.of("."), Map.of());
+            String bytes = String.join("\n", shipped) + "\n";
+            assertEquals(recorded.get(file), sha256(bytes.getBytes(StandardCharsets.UTF_8)), "bundled:" + set
+                    + " is not what scripts/GenerateDemoData.java wrote; run java scripts/GenerateDemoData.java");
+        }
+        for (String name : List.of("chat_train.jsonl", "chat_pretrain.jsonl", "chat_eval.jsonl", "tokenizer_merges.txt",
+                "refusal_markers.txt")) {
+            String file = "data/demo/" + name;
+            assertTrue(recorded.containsKey(file), "data/demo/README.md records no SHA-256 for " + file);
+            assertEquals(recorded.get(file), sha256(Files.readAllBytes(demo(name))), file
+                    + " is not what scripts/GenerateDemoData.java wrote; run java scripts/GenerateDemoData.java");
+        }
+    }
+
+    private static String sha256(byte[] bytes) throws NoSuchAlgorithmException {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    }
+
+    /**
+     * The hand-written natural sets are what the demo model is judged on beyond its own templates, so none of their
+     * prompts may be in the corpus or a bundled set, nor a near copy of one: a corpus prompt holding all the content
+     * words of a natural prompt that has three or more, or sharing four fifths of the two prompts' content words.
+     */
+    @Test
+    void naturalPromptSetsAreHandWrittenApartFromTheCorpus() throws IOException {
+        Map<String, Integer> sizes = Map.of(NaturalPrompts.HELD_OUT, 100, NaturalPrompts.DEV, 80);
+        Set<String> natural = new LinkedHashSet<>();
+        for (Map.Entry<String, Integer> set : sizes.entrySet()) {
+            for (String kind : List.of("harmful", "harmless")) {
+                List<String> prompts = NaturalPrompts.read(set.getKey(), kind);
+                assertEquals(set.getValue(), prompts.size(), set.getKey() + "/" + kind);
+                for (String prompt : prompts) {
+                    assertFalse(prompt.isBlank(), set.getKey() + "/" + kind + " has a blank line");
+                    assertTrue(printableAscii(prompt), set.getKey() + "/" + kind + " is not printable ASCII: " + prompt);
+                    assertTrue(natural.add(prompt), "a natural prompt written twice: " + prompt);
+                }
+            }
+        }
+        List<String> corpus = new ArrayList<>();
+        for (String file : List.of("chat_train.jsonl", "chat_eval.jsonl")) {
+            chats(file).forEach(chat -> corpus.add(chat.user()));
+        }
+        for (String set : List.of("harmful_train.txt", "harmful_test.txt", "harmless_train.txt", "harmless_test.txt")) {
+            corpus.addAll(prompts(set));
+        }
+        Set<String> corpusKeys = new HashSet<>();
+        List<Set<String>> corpusWords = new ArrayList<>();
+        // Which corpus prompts hold a word: only those can be near copies, so each natural prompt is compared with
+        // a few hundred corpus prompts rather than with all of them.
+        Map<String, List<Integer>> holding = new HashMap<>();
+        for (String prompt : corpus) {
+            corpusKeys.add(key(prompt));
+            Set<String> words = NaturalPrompts.contentWords(prompt);
+            for (String word : words) {
+                holding.computeIfAbsent(word, w -> new ArrayList<>()).add(corpusWords.size());
+            }
+            corpusWords.add(words);
+        }
+        List<String> copies = new ArrayList<>();
+        for (String prompt : natural) {
+            if (corpusKeys.contains(key(prompt))) {
+                copies.add(prompt + "  (in the corpus)");
+                continue;
+            }
+            Set<String> words = NaturalPrompts.contentWords(prompt);
+            Map<Integer, Integer> sharedWith = new TreeMap<>();
+            for (String word : words) {
+                holding.getOrDefault(word, List.of()).forEach(i -> sharedWith.merge(i, 1, Integer::sum));
+            }
+            for (Map.Entry<Integer, Integer> candidate : sharedWith.entrySet()) {
+                int shared = candidate.getValue();
+                double jaccard = shared / (double) (words.size() + corpusWords.get(candidate.getKey()).size() - shared);
+                if ((words.size() >= 3 && shared == words.size()) || jaccard >= 0.8) {
+                    copies.add(prompt + "  ~  " + corpus.get(candidate.getKey()));
+                    break;
+                }
+            }
+        }
+        assertEquals(List.of(), copies, "natural prompts the corpus nearly copies");
+    }
+
+    private static String key(String prompt) {
+        return prompt.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", " ").strip();
     }
 
     record Chat(boolean hasSystem, String user, String assistant) {
