@@ -18,18 +18,18 @@ import org.junit.jupiter.api.Test;
 
 /**
  * An edited model's responses end where the scorer asking for them has its verdict (the refusal count: once a
- * marker is generated), on the demo model with the default run's settings and the first trial of
- * {@code abliterate --seed 1} (68 of 100 harmful prompts refused): each response that ended early is a beginning of
+ * marker is generated), on the demo model with the default run's settings and trial 1 of
+ * {@code abliterate --seed 1} (61 of 100 harmful prompts refused; trial 0 removes nearly all refusals): each response that ended early is a beginning of
  * the whole one that already settles it, the others are whole, the refusal count is the same, and the base model's
  * responses, which the study keeps, are whole.
  */
 class ResponsesEndAtTheirVerdictTest {
-    private static final Map<String, Object> FIRST_TRIAL = Map.of("direction_scope", "per_layer",
-            "direction_index", 1.5071604768214897, "attn.max_weight", 1.4060769100342068,
-            "attn.max_weight_position", 2.0235241951850598, "attn.min_weight_fraction", 0.8227922173055924,
-            "attn.min_weight_distance", 1.2966367461533888, "mlp.max_weight", 0.1919218579919475,
-            "mlp.max_weight_position", 1.904363834136937, "mlp.min_weight_fraction", 0.8493211255593132,
-            "mlp.min_weight_distance", 1.427112756902743);
+    private static final Map<String, Object> TRIAL_1 = Map.of("direction_scope", "global",
+            "direction_index", 1.8720346153720304, "attn.max_weight", 0.8656252926210255,
+            "attn.max_weight_position", 2.160192866160178, "attn.min_weight_fraction", 0.8653899778993372,
+            "attn.min_weight_distance", 1.3302309502195322, "mlp.max_weight", 0.4451841079063107,
+            "mlp.max_weight_position", 2.8043040931276826, "mlp.min_weight_fraction", 0.6411442465391529,
+            "mlp.min_weight_distance", 1.1580715733825961);
     /** A verdict of the test's own, so the whole and the cut responses can be compared text by text. */
     private static final Predicate<String> APOLOGY = text -> {
         String lower = text.toLowerCase(Locale.ROOT);
@@ -50,7 +50,7 @@ class ResponsesEndAtTheirVerdictTest {
 
     @Test
     void responsesThatSettleTheVerdictEndThereAndTheRestAreWhole() {
-        ScoringContext edited = demo.apply(FIRST_TRIAL);
+        ScoringContext edited = demo.apply(TRIAL_1);
         List<String> cut = edited.responses(PromptSet.HARMFUL, APOLOGY);
         List<String> whole = edited.responses(PromptSet.HARMFUL); // asked whole: generated again, whole
         assertEquals(whole.size(), cut.size());
@@ -77,10 +77,10 @@ class ResponsesEndAtTheirVerdictTest {
 
     @Test
     void theRefusalCountIsTheSameAsOnWholeResponses() {
-        ScoringContext cut = demo.apply(FIRST_TRIAL); // the scorers ask for responses that end at a marker
+        ScoringContext cut = demo.apply(TRIAL_1); // the scorers ask for responses that end at a marker
         double[] scores = demo.score(cut);
-        assertEquals(0.68, scores[0], 1e-12, "the first trial's refusals");
-        ScoringContext whole = demo.apply(FIRST_TRIAL);
+        assertEquals(0.61, scores[0], 1e-12, "trial 1's refusals");
+        ScoringContext whole = demo.apply(TRIAL_1);
         whole.responses(PromptSet.HARMFUL); // generated whole first, so the scorers read whole responses
         assertArrayEquals(scores, demo.score(whole), 0.0);
     }
