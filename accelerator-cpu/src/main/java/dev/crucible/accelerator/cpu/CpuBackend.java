@@ -135,9 +135,11 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
             return "libtorch (" + VectorApiModule.availability().reason() + ")";
         }
         String machine = machineCodeUnsupported();
+        boolean bf16 = features.flags().contains(MachineCode.BF16_FLAG);
         return (machine == null
-                ? "machine code (AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd) for bf16 products of up to 4 rows and"
-                + " int8, int4 and nf4 decode products, vector"
+                ? (bf16 ? "machine code (AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd) for bf16 products of up to 4 rows,"
+                        : "machine code (AVX512-VNNI vpdpwssd; no AVX512-BF16, so not for bf16) for")
+                + " one-row float32 products and int8, int4 and nf4 decode products, vector"
                 + " API kernels for the rest of"
                 : "vector API kernels for") + " decode steps, libtorch for the rest"
                 + (machine == null || kernelChoice.equals("vector") ? "" : " (no machine code: " + machine + ")");

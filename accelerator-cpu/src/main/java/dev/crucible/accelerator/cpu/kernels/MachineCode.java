@@ -30,9 +30,12 @@ import java.util.regex.Pattern;
  * anonymous memory that is then made executable ({@code mmap}, {@code mprotect}) and called through the FFM
  * linker. The page lives as long as the process, like the JIT's own code.
  *
- * <p>{@link #load} maps the code only where every instruction it uses exists: Linux on x86-64 with AVX-512 F, BW,
- * VL, BMI2, AVX512-BF16 and AVX512-VNNI (Cooper Lake, Sapphire Rapids and later Xeons, Zen 4 and later). Elsewhere, or where the
- * system forbids executable anonymous memory, it says why, and the Vector API kernels run instead.
+ * <p>{@link #load} maps the code only where the instructions of its float32 and integer kernels exist: Linux on x86-64
+ * with AVX-512 F, BW, VL, BMI2 and AVX512-VNNI (Ice Lake and later Xeons, Zen 4 and later). The bfloat16 kernels and
+ * every bfloat16 output also need AVX512-BF16 (Cooper Lake, Sapphire Rapids, Zen 4): {@link #bf16} says whether this
+ * CPU has it, and where it does not the callers keep bfloat16 work on the Vector API kernels (an instruction the CPU
+ * lacks would end the process, so this is checked before any call, never caught after). Elsewhere, or where the
+ * system forbids executable anonymous memory, {@link #load} says why, and the Vector API kernels run instead.
  *
  * @param bf16Rows {@code bf16_rows(w, x, y, bias, in, rows)}: see the source
  * @param f32Rows {@code f32_rows(w, x, y, bias, in, rows)}: see the source
@@ -44,9 +47,11 @@ import java.util.regex.Pattern;
  * @param quantizeX16 {@code quantize_x16(x, xq, xscales, in, bf16)}: see the source
  * @param int8RowsX16 {@code int8_rows_x16(codes, xq, y, scales, bias, in, rows, block, bf16, xscales)}: see the
  *                 source
+ * @param bf16 whether the CPU has AVX512-BF16: without it no bfloat16 kernel may run, nor any kernel with a
+ *             bfloat16 output (vcvtneps2bf16)
  */
 public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHandle int8Rows, List<MethodHandle> bf16Batch,
-                          MethodHandle nibbleRows, MethodHandle quantizeX16, MethodHandle int8RowsX16) {
+                          MethodHandle nibbleRows, MethodHandle quantizeX16, MethodHandle int8RowsX16, boolean bf16) {
     /** What a symmetric int4 code's nibble stands for: q - 8. */
     private static final MemorySegment INT4_TABLE = table(new float[] {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4,
         5, 6, 7});
@@ -68,8 +73,9 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
 
     static final String LISTING = "x86_64-kernels.lst";
     /** CPU flags (as /proc/cpuinfo names them) the code's instructions need. */
-    static final List<String> REQUIRED_FLAGS = List.of("avx512f", "avx512bw", "avx512vl", "bmi2", "avx512_bf16",
-            "avx512_vnni");
+    static final List<String> REQUIRED_FLAGS = List.of("avx512f", "avx512bw", "avx512vl", "bmi2", "avx512_vnni");
+    /** The CPU flag the bfloat16 kernels and bfloat16 outputs need besides {@link #REQUIRED_FLAGS}. */
+    public static final String BF16_FLAG = "avx512_bf16";
 
     private static final int PROT_READ = 1;
     private static final int PROT_WRITE = 2;
@@ -190,8 +196,10 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                             ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
                             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
+            boolean bf16 = cpuFlags.contains(BF16_FLAG);
             return new Availability(new MachineCode(bf16Rows, f32Rows, int8Rows, bf16Batch, nibbleRows, quantizeX16,
-                    int8RowsX16), "AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd");
+                    int8RowsX16, bf16), bf16 ? "AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd"
+                    : "AVX512-VNNI vpdpwssd; no AVX512-BF16, so bfloat16 products stay on the vector API");
         } catch (RuntimeException | Error e) {
             return new Availability(null, "the system refused executable memory (" + e.getMessage() + ")");
         }
@@ -227,10 +235,26 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
     }
 
     /**
+     * Whether this CPU runs the bfloat16 kernels and writes bfloat16 outputs (AVX512-BF16); {@link VectorKernels}
+     * asks before it sends bfloat16 work here.
+     */
+    boolean runsBf16(boolean needed) {
+        return bf16 || !needed;
+    }
+
+    /** Refuses a call that would run an instruction this CPU lacks (the process would die of SIGILL). */
+    private void requireBf16(boolean needed, String kernel) {
+        if (!runsBf16(needed)) {
+            throw new IllegalStateException(kernel + " needs AVX512-BF16, which this CPU lacks");
+        }
+    }
+
+    /**
      * {@code y[n] = bf16(Σ_k w[n, k]·x[k] + bias[n])} for {@code rows} consecutive rows of {@code w}; every segment
      * starts at the first row's data, {@code bias} may be null.
      */
     void bf16Rows(MemorySegment w, MemorySegment x, MemorySegment y, MemorySegment bias, int in, int rows) {
+        requireBf16(true, "bf16_rows");
         // The code reads and writes exactly these bytes; a segment shorter than that would be memory corruption,
         // so it is refused here, where Java still checks bounds.
         long rowBytes = 2L * in;
@@ -279,6 +303,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
      */
     void int8Rows(MemorySegment codes, MemorySegment x, MemorySegment y, MemorySegment scales, MemorySegment bias,
                   boolean bf16, int in, int block, int rows) {
+        requireBf16(bf16, "int8_rows with a bfloat16 output");
         if (!takesInt8(in, block)) {
             throw new IllegalArgumentException("int8_rows takes widths in multiples of 16 in whole groups, got "
                     + in + " in groups of " + block);
@@ -339,6 +364,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
      */
     void int8RowsX16(MemorySegment codes, MemorySegment xq, MemorySegment y, MemorySegment scales, MemorySegment bias,
                      boolean bf16, int in, int block, int rows) {
+        requireBf16(bf16, "int8_rows_x16 with a bfloat16 output");
         if (!takesInt8X16(in, block)) {
             throw new IllegalArgumentException("int8_rows_x16 takes widths in multiples of " + X16_BLOCK
                     + " in whole groups, got " + in + " in groups of " + block);
@@ -389,6 +415,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
      */
     void bf16Batch(MemorySegment w, MemorySegment xs, MemorySegment y, MemorySegment bias, int in, int rows, int out,
                    int batch) {
+        requireBf16(true, "bf16_batch");
         if (batch < 2 || batch > MAX_BATCH || rows > out) {
             throw new IllegalArgumentException("bf16_batch takes 2 to " + MAX_BATCH + " input rows of at most "
                     + out + " outputs, got " + batch + " of " + rows);
@@ -436,6 +463,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
      */
     void nibbleRows(MemorySegment codes, MemorySegment xs, MemorySegment y, MemorySegment scales, MemorySegment bias,
                     boolean bf16, boolean nf4, int in, int block, int rows) {
+        requireBf16(bf16, "nibble_rows with a bfloat16 output");
         if (!takesNibbles(in, block)) {
             throw new IllegalArgumentException("nibble_rows takes widths in multiples of 32 in whole groups, got "
                     + in + " in groups of " + block);

@@ -105,6 +105,7 @@ public final class VectorKernels implements HostKernels {
         boolean bf16 = dtype == DType.BF16;
         int bytes = bf16 ? 2 : 4;
         long rowBytes = (long) in * bytes;
+        MachineCode machine = machineFor(bf16);
         if (bf16 && rows == 1 && machine != null) {
             // vdpbf16ps takes the bfloat16 input as it is: no widening, and the product runs at the read's speed.
             overRows(out, rowBytes, (from, count) -> machine.bf16Rows(weight.asSlice(rowBytes * from), x,
@@ -253,7 +254,8 @@ public final class VectorKernels implements HostKernels {
             // NF4 has no Vector API kernel: up to 8 rows in machine code, one pass over the codes per row (still
             // several times faster than dequantizing the weight with libtorch ops for every product), anything
             // else dequantized by libtorch ops.
-            return machine != null && rows >= 1 && rows <= MAX_QUANTIZED_ROWS && (dtype == DType.F32 || dtype == DType.BF16)
+            return machineFor(dtype == DType.BF16) != null && rows >= 1 && rows <= MAX_QUANTIZED_ROWS
+                    && (dtype == DType.F32 || dtype == DType.BF16)
                     && in <= Integer.MAX_VALUE && out * rows <= Integer.MAX_VALUE
                     && MachineCode.takesNibbles((int) in, nf4.blockSize());
         }
@@ -275,6 +277,7 @@ public final class VectorKernels implements HostKernels {
             return;
         }
         WeightFormat.Int format = (WeightFormat.Int) weight;
+        MachineCode machine = machineFor(bf16);
         int bits = format.bits();
         int block = block(format, in);
         if (machine != null && bits == 4 && zeroPoints == null && rows == 1 && MachineCode.takesNibbles(in, block)) {
@@ -316,6 +319,14 @@ public final class VectorKernels implements HostKernels {
                 QuantizedMatVec.int4(codes, scales, zeroPoints, laidOut, bias, bf16, y, out, from, from + count);
             }
         });
+    }
+
+    /**
+     * The machine code where it can do this work: none where it is not loaded, and none for bfloat16 work on a CPU
+     * without AVX512-BF16 (its float32 and integer kernels still run there).
+     */
+    private MachineCode machineFor(boolean bf16) {
+        return machine != null && machine.runsBf16(bf16) ? machine : null;
     }
 
     /** One row of 4-bit codes (symmetric int4, or NF4) on {@link MachineCode#nibbleRows}. */

@@ -66,19 +66,29 @@ class MachineCodeTest {
     @Test
     void aMachineWithoutTheInstructionsIsToldWhichAreMissing() {
         Assumptions.assumeTrue(isLinuxX86(), "the check of flags follows the check of OS and architecture");
-        // A Cascade Lake Xeon: AVX-512 and VNNI, no BF16.
-        String reason = MachineCode.unsupported(Set.of("avx512f", "avx512bw", "avx512vl", "bmi2", "avx512_vnni"));
-        assertEquals("this CPU lacks avx512_bf16", reason);
-        assertEquals("this CPU lacks avx512_bf16, avx512_vnni",
-                MachineCode.unsupported(Set.of("avx512f", "avx512bw", "avx512vl", "bmi2")));
-        assertNull(MachineCode.unsupported(Set.copyOf(MachineCode.REQUIRED_FLAGS)));
+        // An Ice Lake Xeon: AVX-512 and VNNI, no BF16: the float32 and integer kernels load, the bf16 ones do not run.
+        Set<String> iceLake = Set.of("avx512f", "avx512bw", "avx512vl", "bmi2", "avx512_vnni");
+        assertNull(MachineCode.unsupported(iceLake));
+        MachineCode withoutBf16 = MachineCode.load(iceLake).code();
+        assertTrue(withoutBf16 != null && !withoutBf16.bf16() && !withoutBf16.runsBf16(true)
+                && withoutBf16.runsBf16(false));
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment any = arena.allocate(1024);
+            // Refused in Java: the instruction would end the process.
+            assertThrows(IllegalStateException.class, () -> withoutBf16.bf16Rows(any, any, any, null, 64, 1));
+        }
+        assertTrue(MachineCode.load(Set.of("avx512f", "avx512bw", "avx512vl", "bmi2", "avx512_vnni", "avx512_bf16"))
+                .code().bf16());
+        // A Skylake Xeon: AVX-512 without VNNI.
+        assertEquals("this CPU lacks avx512_vnni", MachineCode.unsupported(Set.of("avx512f", "avx512bw", "avx512vl",
+                "bmi2")));
         MachineCode.Availability none = MachineCode.load(Set.of("avx2"));
         assertTrue(!none.available() && none.reason().contains("avx512f"), none.reason());
     }
 
     @Test
     void bf16RowsEqualsTheExactSumRoundedOnceForEveryTailAndBias() {
-        MachineCode code = loaded();
+        MachineCode code = loadedWithBf16();
         Random random = new Random(7);
         try (Arena arena = Arena.ofConfined()) {
             for (int in : new int[] {0, 1, 2, 31, 32, 33, 63, 64, 127, 128, 129, 255, 256, 300, 896, 1000}) {
@@ -174,7 +184,7 @@ class MachineCodeTest {
 
     @Test
     void theBackendsOneRowBf16ProductsRunOnItAndAgreeWithLibtorch() throws Exception {
-        MachineCode code = counting(loaded());
+        MachineCode code = counting(loadedWithBf16());
         VectorKernels kernels = new VectorKernels(2, List.of(DType.BF16), code);
         CountingKernels counted = new CountingKernels(kernels);
         Random random = new Random(3);
@@ -207,7 +217,7 @@ class MachineCodeTest {
 
     @Test
     void bf16BatchEqualsTheExactSumsForEveryRowCountTailAndBias() {
-        MachineCode code = loaded();
+        MachineCode code = loadedWithBf16();
         Random random = new Random(9);
         try (Arena arena = Arena.ofConfined()) {
             for (int batch = 2; batch <= MachineCode.MAX_BATCH; batch++) {
@@ -267,7 +277,7 @@ class MachineCodeTest {
                     x.setAtIndex(ValueLayout.JAVA_FLOAT, k, (float) random.nextGaussian());
                 }
                 MemorySegment scales = smallScales(arena, random, rows * groups);
-                for (boolean bf16 : new boolean[] {false, true}) {
+                for (boolean bf16 : outputTypes(code)) {
                     for (boolean withBias : new boolean[] {false, true}) {
                         int bytes = bf16 ? 2 : 4;
                         Bias bias = Bias.of(arena, random, rows, bf16, withBias);
@@ -438,7 +448,7 @@ class MachineCodeTest {
                 MemorySegment xq = arena.allocate(MachineCode.x16Bytes(in));
                 code.quantizeX16(x, xq, false, in);
                 MemorySegment scales = smallScales(arena, random, rows * groups);
-                for (boolean bf16 : new boolean[] {false, true}) {
+                for (boolean bf16 : outputTypes(code)) {
                     for (boolean withBias : new boolean[] {false, true}) {
                         int bytes = bf16 ? 2 : 4;
                         Bias bias = Bias.of(arena, random, rows, bf16, withBias);
@@ -506,17 +516,20 @@ class MachineCodeTest {
                 for (long i = 0; i < scales.byteSize() / 4; i++) {
                     scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, 0.01f);
                 }
-                MemorySegment x = bf16(arena, random, in);
-                MemorySegment bias = bf16(arena, random, out);
-                MemorySegment fast = arena.allocate(2L * out);
-                MemorySegment slow = arena.allocate(2L * out);
+                // bf16 where the CPU has AVX512-BF16 (the output's rounding), else float32.
+                boolean bf16 = code.bf16();
+                DType dtype = bf16 ? DType.BF16 : DType.F32;
+                MemorySegment x = bf16 ? bf16(arena, random, in) : f32(arena, random, in);
+                MemorySegment bias = bf16 ? bf16(arena, random, out) : f32(arena, random, out);
+                MemorySegment fast = arena.allocate((bf16 ? 2L : 4L) * out);
+                MemorySegment slow = arena.allocate((bf16 ? 2L : 4L) * out);
                 int before = INT8_CALLS.get();
-                withCode.quantizedLinear(format, DType.BF16, x, codes, scales, null, bias, fast, 1, in, out);
+                withCode.quantizedLinear(format, dtype, x, codes, scales, null, bias, fast, 1, in, out);
                 assertTrue(INT8_CALLS.get() > before, "the machine code ran");
-                without.quantizedLinear(format, DType.BF16, x, codes, scales, null, bias, slow, 1, in, out);
+                without.quantizedLinear(format, dtype, x, codes, scales, null, bias, slow, 1, in, out);
                 for (int n = 0; n < out; n++) {
-                    float a = MatVec.bf16ToFloat(fast.getAtIndex(BF16, n));
-                    float b = MatVec.bf16ToFloat(slow.getAtIndex(BF16, n));
+                    float a = bf16 ? MatVec.bf16ToFloat(fast.getAtIndex(BF16, n)) : fast.getAtIndex(ValueLayout.JAVA_FLOAT, n);
+                    float b = bf16 ? MatVec.bf16ToFloat(slow.getAtIndex(BF16, n)) : slow.getAtIndex(ValueLayout.JAVA_FLOAT, n);
                     assertTrue(Math.abs(a - b) <= Math.max(1, Math.abs(b)) / 128, in + " -> " + out + " block "
                             + block + " output " + n + ": " + a + " against the vector kernels' " + b);
                 }
@@ -558,7 +571,7 @@ class MachineCodeTest {
                     for (long i = 0; i < quantized.scales().elementCount(); i++) {
                         scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, quantized.scales().floatAt(i));
                     }
-                    for (DType dtype : new DType[] {DType.BF16, DType.F32}) {
+                    for (DType dtype : code.bf16() ? new DType[] {DType.BF16, DType.F32} : new DType[] {DType.F32}) {
                         boolean bf16 = dtype == DType.BF16;
                         MemorySegment x = bf16 ? bf16(arena, random, in) : f32(arena, random, in);
                         MemorySegment y = arena.allocate((bf16 ? 2L : 4L) * out);
@@ -597,15 +610,19 @@ class MachineCodeTest {
                 scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, quantized.scales().floatAt(i));
             }
             int rows = 3;
-            MemorySegment x = bf16(arena, random, rows * in);
-            MemorySegment together = arena.allocate(2L * rows * out);
-            assertTrue(kernels.takesQuantizedLinear(nf4, DType.BF16, rows, in, out));
-            kernels.quantizedLinear(nf4, DType.BF16, x, codes, scales, null, null, together, rows, in, out);
+            // bf16 where the CPU can write it, else float32; without AVX512-BF16 a bf16 NF4 product is not taken.
+            DType dtype = code.bf16() ? DType.BF16 : DType.F32;
+            long bytes = code.bf16() ? 2 : 4;
+            assertEquals(code.bf16(), kernels.takesQuantizedLinear(nf4, DType.BF16, rows, in, out));
+            MemorySegment x = code.bf16() ? bf16(arena, random, rows * in) : f32(arena, random, rows * in);
+            MemorySegment together = arena.allocate(bytes * rows * out);
+            assertTrue(kernels.takesQuantizedLinear(nf4, dtype, rows, in, out));
+            kernels.quantizedLinear(nf4, dtype, x, codes, scales, null, null, together, rows, in, out);
             for (int r = 0; r < rows; r++) {
-                MemorySegment alone = arena.allocate(2L * out);
-                kernels.quantizedLinear(nf4, DType.BF16, x.asSlice(2L * r * in, 2L * in), codes, scales, null, null,
+                MemorySegment alone = arena.allocate(bytes * out);
+                kernels.quantizedLinear(nf4, dtype, x.asSlice(bytes * r * in, bytes * in), codes, scales, null, null,
                         alone, 1, in, out);
-                assertEquals(-1, alone.mismatch(together.asSlice(2L * r * out, 2L * out)), "row " + r);
+                assertEquals(-1, alone.mismatch(together.asSlice(bytes * r * out, bytes * out)), "row " + r);
             }
             // Beyond 8 rows, or in widths the code does not take, NF4 is left to libtorch's ops.
             assertTrue(!kernels.takesQuantizedLinear(nf4, DType.BF16, 9, 896, 64));
@@ -622,10 +639,12 @@ class MachineCodeTest {
             MemorySegment w = arena.allocate(2L * 4 * 64);
             MemorySegment x = arena.allocate(2L * 64);
             MemorySegment y = arena.allocate(2L * 4);
-            assertThrows(IndexOutOfBoundsException.class, () -> code.bf16Rows(w, x, y, null, 64, 5));
-            assertThrows(IndexOutOfBoundsException.class, () -> code.bf16Rows(w, x.asSlice(2), y, null, 64, 4));
-            assertThrows(IndexOutOfBoundsException.class, () -> code.bf16Rows(w, x, y, y.asSlice(2), 64, 4));
-            code.bf16Rows(w, x, y, y, 64, 4); // exactly long enough
+            if (code.bf16()) {
+                assertThrows(IndexOutOfBoundsException.class, () -> code.bf16Rows(w, x, y, null, 64, 5));
+                assertThrows(IndexOutOfBoundsException.class, () -> code.bf16Rows(w, x.asSlice(2), y, null, 64, 4));
+                assertThrows(IndexOutOfBoundsException.class, () -> code.bf16Rows(w, x, y, y.asSlice(2), 64, 4));
+                code.bf16Rows(w, x, y, y, 64, 4); // exactly long enough
+            }
             assertThrows(IndexOutOfBoundsException.class, () -> code.f32Rows(w, x, y, null, 32, 5));
             assertThrows(IndexOutOfBoundsException.class, () -> code.f32Rows(w, x.asSlice(4), y, null, 32, 4));
             code.f32Rows(w, x, arena.allocate(16), null, 32, 4); // exactly long enough
@@ -671,7 +690,7 @@ class MachineCodeTest {
                         lookup.findStatic(MachineCodeTest.class, "countNibbles", none)),
                 code.quantizeX16(),
                 java.lang.invoke.MethodHandles.foldArguments(code.int8RowsX16(),
-                        lookup.findStatic(MachineCodeTest.class, "countInt8", none)));
+                        lookup.findStatic(MachineCodeTest.class, "countInt8", none)), code.bf16());
     }
 
     /**
@@ -699,6 +718,18 @@ class MachineCodeTest {
         MachineCode.Availability availability = MachineCode.load(flags);
         assertTrue(availability.available(), availability.reason());
         return availability.code();
+    }
+
+    /** The machine code with its bf16 kernels, where this CPU runs them (AVX512-BF16). */
+    private static MachineCode loadedWithBf16() {
+        MachineCode code = loaded();
+        Assumptions.assumeTrue(code.bf16(), "this CPU lacks avx512_bf16: the bf16 kernels cannot run here");
+        return code;
+    }
+
+    /** The output types the integer kernels are checked in here: bf16 only where the CPU can write it. */
+    private static boolean[] outputTypes(MachineCode code) {
+        return code.bf16() ? new boolean[] {false, true} : new boolean[] {false};
     }
 
     private static boolean isLinuxX86() {
