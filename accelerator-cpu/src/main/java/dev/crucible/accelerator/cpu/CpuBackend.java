@@ -135,14 +135,18 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
             return "libtorch (" + VectorApiModule.availability().reason() + ")";
         }
         String machine = machineCodeUnsupported();
-        boolean bf16 = features.flags().contains(MachineCode.BF16_FLAG);
         return (machine == null
-                ? (bf16 ? "machine code (AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd) for bf16 products of up to 4 rows,"
+                ? (hasBf16() ? "machine code (AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd) for bf16 products of up to 4 rows,"
                         : "machine code (AVX512-VNNI vpdpwssd; no AVX512-BF16, so not for bf16) for")
                 + " one-row float32 products and int8, int4 and nf4 decode products, vector"
                 + " API kernels for the rest of"
                 : "vector API kernels for") + " decode steps, libtorch for the rest"
                 + (machine == null || kernelChoice.equals("vector") ? "" : " (no machine code: " + machine + ")");
+    }
+
+    /** Whether the machine code's bfloat16 kernels can run here (AVX512-BF16), without mapping it. */
+    private boolean hasBf16() {
+        return features.flags().contains(MachineCode.BF16_FLAG);
     }
 
     /** Why the machine code is not used (null when it is), without mapping it. */
@@ -170,7 +174,8 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
                 + "int8/int4 products of up to 8 rows on the vector API kernels (codes widen to float32), "
                 + "longer ones dequantized by them for libtorch's GEMM; nf4 "
                 + (machine ? "products of up to 8 rows in machine code, the rest " : "")
-                + "dequantized by libtorch ops for each product";
+                + "dequantized by libtorch ops for each product"
+                + (machine && !hasBf16() ? " (in machine code only with float32 activations: no AVX512-BF16)" : "");
     }
 
     /**

@@ -105,23 +105,23 @@ public final class VectorKernels implements HostKernels {
         boolean bf16 = dtype == DType.BF16;
         int bytes = bf16 ? 2 : 4;
         long rowBytes = (long) in * bytes;
-        MachineCode machine = machineFor(bf16);
-        if (bf16 && rows == 1 && machine != null) {
+        MachineCode code = machineFor(bf16);
+        if (bf16 && rows == 1 && code != null) {
             // vdpbf16ps takes the bfloat16 input as it is: no widening, and the product runs at the read's speed.
-            overRows(out, rowBytes, (from, count) -> machine.bf16Rows(weight.asSlice(rowBytes * from), x,
+            overRows(out, rowBytes, (from, count) -> code.bf16Rows(weight.asSlice(rowBytes * from), x,
                     y.asSlice(2L * from), sliced(bias, 2L * from), in, count));
             return;
         }
-        if (!bf16 && rows == 1 && machine != null) {
-            overRows(out, rowBytes, (from, count) -> machine.f32Rows(weight.asSlice(rowBytes * from), x,
+        if (!bf16 && rows == 1 && code != null) {
+            overRows(out, rowBytes, (from, count) -> code.f32Rows(weight.asSlice(rowBytes * from), x,
                     y.asSlice(4L * from), sliced(bias, 4L * from), in, count));
             return;
         }
-        if (bf16 && rows <= MachineCode.MAX_BATCH && machine != null) {
+        if (bf16 && rows <= MachineCode.MAX_BATCH && code != null) {
             // The rows share every load of the weights; their inputs interleaved by vector, as the code reads them.
             MemorySegment xs = buffer(widened, MachineCode.interleavedBytes(rows, in));
             MachineCode.interleave(x, rows, in, xs);
-            overRows(out, rowBytes, (from, count) -> machine.bf16Batch(weight.asSlice(rowBytes * from), xs,
+            overRows(out, rowBytes, (from, count) -> code.bf16Batch(weight.asSlice(rowBytes * from), xs,
                     y.asSlice(2L * from), sliced(bias, 2L * from), in, count, out, rows));
             return;
         }
@@ -268,34 +268,35 @@ public final class VectorKernels implements HostKernels {
                                 MemorySegment scales, MemorySegment zeroPoints, MemorySegment bias, MemorySegment y,
                                 int rows, int in, int out) {
         boolean bf16 = dtype == DType.BF16;
+        MachineCode code = machineFor(bf16);
         if (weight instanceof WeightFormat.Nf4 nf4) {
+            // takesQuantizedLinear took it only where the machine code runs this dtype.
             long bytes = bf16 ? 2 : 4;
             for (int row = 0; row < rows; row++) {
-                nibbles(true, nf4.blockSize(), x.asSlice(bytes * row * in, bytes * in), codes, scales, bias,
+                nibbles(code, true, nf4.blockSize(), x.asSlice(bytes * row * in, bytes * in), codes, scales, bias,
                         y.asSlice(bytes * row * out, bytes * out), bf16, in, out);
             }
             return;
         }
         WeightFormat.Int format = (WeightFormat.Int) weight;
-        MachineCode machine = machineFor(bf16);
         int bits = format.bits();
         int block = block(format, in);
-        if (machine != null && bits == 4 && zeroPoints == null && rows == 1 && MachineCode.takesNibbles(in, block)) {
-            nibbles(false, block, x, codes, scales, bias, y, bf16, in, out);
+        if (code != null && bits == 4 && zeroPoints == null && rows == 1 && MachineCode.takesNibbles(in, block)) {
+            nibbles(code, false, block, x, codes, scales, bias, y, bf16, in, out);
             return;
         }
         long rowBytes = format.rowBytes(in);
         long outBytes = bf16 ? 2 : 4;
         int groups = in / block;
-        boolean oneSymmetricInt8Row = machine != null && bits == 8 && zeroPoints == null && rows == 1;
+        boolean oneSymmetricInt8Row = code != null && bits == 8 && zeroPoints == null && rows == 1;
         if (oneSymmetricInt8Row && MachineCode.takesInt8X16(in, block)) {
             // The input as 16-bit integers (a scale per 128 columns, once per product, not per task): integer
             // products (vpdpwssd) need a third of the instructions of widening every code to float32, which kept
             // the float32 kernel at 0.6 of the read; the input's error (at most 1/65534 of its block's largest
             // element) stays far below the codes' own (1/254 of the row's).
             MemorySegment xq = buffer(prepared, MachineCode.x16Bytes(in));
-            machine.quantizeX16(x, xq, bf16, in);
-            overRows(out, rowBytes, (from, count) -> machine.int8RowsX16(codes.asSlice(rowBytes * from), xq,
+            code.quantizeX16(x, xq, bf16, in);
+            overRows(out, rowBytes, (from, count) -> code.int8RowsX16(codes.asSlice(rowBytes * from), xq,
                     y.asSlice(outBytes * from), scales.asSlice(4L * groups * from), sliced(bias, outBytes * from), bf16,
                     in, block, count));
             return;
@@ -307,7 +308,7 @@ public final class VectorKernels implements HostKernels {
                 : QuantizedMatVec.prepare(input, buffer(prepared, 4 * QuantizedMatVec.scratchFloats(bits, rows, in,
                         block, sums)), bits, rows, in, block, sums);
         if (oneSymmetricInt8Row && MachineCode.takesInt8(in, block)) {
-            overRows(out, rowBytes, (from, count) -> machine.int8Rows(codes.asSlice(rowBytes * from), laidOut.x(),
+            overRows(out, rowBytes, (from, count) -> code.int8Rows(codes.asSlice(rowBytes * from), laidOut.x(),
                     y.asSlice(outBytes * from), scales.asSlice(4L * groups * from), sliced(bias, outBytes * from), bf16,
                     in, block, count));
             return;
@@ -330,7 +331,7 @@ public final class VectorKernels implements HostKernels {
     }
 
     /** One row of 4-bit codes (symmetric int4, or NF4) on {@link MachineCode#nibbleRows}. */
-    private void nibbles(boolean nf4, int block, MemorySegment x, MemorySegment codes, MemorySegment scales,
+    private void nibbles(MachineCode code, boolean nf4, int block, MemorySegment x, MemorySegment codes, MemorySegment scales,
                          MemorySegment bias, MemorySegment y, boolean bf16, int in, int out) {
         MemorySegment input = widenInput(x, in, bf16);
         MemorySegment xs = buffer(prepared, 4L * in);
@@ -338,7 +339,7 @@ public final class VectorKernels implements HostKernels {
         long rowBytes = in / 2;
         int groups = in / block;
         long outBytes = bf16 ? 2 : 4;
-        overRows(out, rowBytes, (from, count) -> machine.nibbleRows(codes.asSlice(rowBytes * from), xs,
+        overRows(out, rowBytes, (from, count) -> code.nibbleRows(codes.asSlice(rowBytes * from), xs,
                 y.asSlice(outBytes * from), scales.asSlice(4L * groups * from), sliced(bias, outBytes * from), bf16, nf4,
                 in, block, count));
     }
@@ -360,7 +361,8 @@ public final class VectorKernels implements HostKernels {
 
     @Override
     public String describe(WeightFormat weight, DType dtype) {
-        if (weight instanceof WeightFormat.Nf4 && machine != null) {
+        MachineCode code = machineFor(dtype == DType.BF16);
+        if (weight instanceof WeightFormat.Nf4 && code != null) {
             return "products of up to " + MAX_QUANTIZED_ROWS + " rows in machine code (codes looked up in a register, "
                     + "one pass per row), longer ones dequantized by libtorch ops for libtorch's matrix product";
         }
@@ -368,7 +370,7 @@ public final class VectorKernels implements HostKernels {
             return "dequantized by libtorch ops for each product, then libtorch's matrix product";
         }
         WeightFormat.Int format = (WeightFormat.Int) weight;
-        String products = machine == null || format.zeroPoints() ? "products of up to "
+        String products = code == null || format.zeroPoints() ? "products of up to "
                 : format.bits() == 8 ? "one-row products in machine code (the input as 16-bit integers, VNNI "
                         + "vpdpwssd, where rows are whole multiples of 128), others of up to "
                 : "one-row products in machine code, others of up to ";
