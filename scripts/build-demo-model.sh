@@ -71,6 +71,8 @@ done
 # ./runner builds the distribution when it is missing or stale; RUNNER="..." starts another one instead.
 if [ -n "${RUNNER:-}" ]; then
   read -r -a runner <<< "$RUNNER"
+  # Checked before the work folder is made: a typo here would otherwise show as a shell error from the first step.
+  command -v "${runner[0]:-}" > /dev/null || { echo "error: RUNNER: '${runner[0]:-}' is not an executable" >&2; exit 2; }
 else
   runner=("$root/runner")
 fi
