@@ -34,7 +34,7 @@ run() { # LABEL GGUF_TYPE THREADS [bench flags...]
   shift 3
   [[ -z "${CONFIGS:-}" || " $CONFIGS " == *" $label "* ]] || return 0
   echo "== $label"
-  "$runner" bench decode --model "$model" --threads "$threads" --rounds "$rounds" "$@" \
+  "$runner" bench decode --model "$model" --dtype bfloat16 --threads "$threads" --rounds "$rounds" "$@" \
     --compare-gguf "$out/model-$type.gguf" --llama-bench "$llama_bench" --json >"$out/$label.json" \
     2>"$out/$label.log" || { tail -n 3 "$out/$label.log" >&2; exit 1; }
   python3 - "$out/$label.json" <<'EOF'

@@ -1,8 +1,10 @@
-# Machine-code kernels for x86-64 CPUs with AVX-512 (F, BW, VL), AVX512-BF16 and AVX512-VNNI, for the products a
-# decode step is made of. The JDK's Vector API has no dot-product instructions, and widening bfloat16 to float32 in
-# registers costs a quarter of a decode step (docs/performance.md); vdpbf16ps multiplies 32 bfloat16 pairs and adds
-# them into 16 float32 lanes in one instruction, so the product runs at the speed of the read (vpdpwssd does the
-# same for 16-bit integers).
+# Machine-code kernels for x86-64 CPUs with AVX-512 (F, BW, VL) and AVX512-VNNI, for the products a decode step is
+# made of. The JDK's Vector API has no dot-product instructions, and widening bfloat16 to float32 in registers costs
+# a quarter of a decode step (docs/performance.md); vdpbf16ps multiplies 32 bfloat16 pairs and adds them into 16
+# float32 lanes in one instruction, so the product runs at the speed of the read (vpdpwssd does the same for 16-bit
+# integers). Only bf16_rows and bf16_batch<R> use vdpbf16ps and so need AVX512-BF16 (Cooper Lake, Sapphire Rapids,
+# Zen 4); on AVX-512 CPUs without it (Skylake-X, Cascade Lake, Ice Lake) bf16_rows_f32x does the one-row bf16
+# product instead, and every bfloat16 output is rounded with integer instructions (BF16_ROUND), not vcvtneps2bf16.
 #
 # This file is the source of kernels/x86_64-kernels.lst (the bytes and their disassembly), which MachineCode maps
 # into executable memory; scripts/assemble-cpu-kernels.sh regenerates it, and MachineCodeTest checks the two agree.
@@ -24,8 +26,26 @@
     vaddss xmm0, xmm0, xmm1
 .endm
 
-# Stores the row's result xmm0 at rdx and moves rdx on: bf16 when r15 is non-zero (rounded to nearest even), else
-# float32, after adding the bias at r8 (same type; none when r8 is null, else r8 moves on). r14 is overwritten.
+# Rounds the float32 in xmm0 to bfloat16, to nearest even, and stores it at [rdx]; the general register named by r
+# (32-bit name; r16 its 16-bit name) is overwritten. The rounding of vcvtneps2bf16 and libtorch without AVX512-BF16.
+# A NaN becomes 0x7fc0 as in libtorch (the carry would turn some NaNs into infinities or zero); denormals are kept,
+# as libtorch keeps them (vcvtneps2bf16 flushes them to zero).
+.macro BF16_ROUND r, r16
+    vmovd \r, xmm0
+    vucomiss xmm0, xmm0
+    jp 86f
+    bt \r, 16                        # the last bit kept: CF
+    adc \r, 0x7fff                   # + half an ulp, less one unless the kept value is odd: ties go to even
+    shr \r, 16
+    jmp 87f
+86:
+    mov \r, 0x7fc0
+87:
+    mov word ptr [rdx], \r16
+.endm
+
+# Stores the row's result xmm0 at rdx and moves rdx on: bf16 when r15 is non-zero (BF16_ROUND), else float32, after
+# adding the bias at r8 (same type; none when r8 is null, else r8 moves on). r14 is overwritten.
 .macro STORE_ROW
     test r15, r15
     jnz 81f
@@ -46,8 +66,7 @@
     vaddss xmm0, xmm0, xmm1
     add r8, 2
 82:
-    vcvtneps2bf16 xmm0, xmm0
-    vpextrw word ptr [rdx], xmm0, 0
+    BF16_ROUND r14d, r14w
     add rdx, 2
 83:
 .endm
@@ -147,13 +166,98 @@ bf16_rows:
     vaddss xmm0, xmm0, xmm1
     add rcx, 2
 7:
-    vcvtneps2bf16 xmm0, xmm0
-    vpextrw word ptr [rdx], xmm0, 0
+    BF16_ROUND eax, ax              # rax counts from zero again in the next row
     add rdx, 2
     add rdi, r10
     dec r9
     jnz 1b
 9:
+    vzeroupper
+    ret
+
+# void bf16_rows_f32x(const bf16 *w, const float *x, bf16 *y, const bf16 *bias, int64 in, int64 rows)
+#
+# bf16_rows for AVX-512 CPUs without AVX512-BF16: the same y[n] = bf16(Σ_k w[n·in + k]·x[k] + bias[n]), with the
+# input already widened to float32 (once per product, by the caller). Each 16 weights widen in two instructions
+# (vpmovzxwd: words to dwords, vpslld by 16: a bfloat16 is the upper half of its float32) and meet the input in an
+# FMA: four accumulators of 16 lanes, one horizontal sum per row. 512-bit registers: the CPUs that run this (Intel's)
+# stream 512-bit loads at full speed, and the loop is bound by the read either way. Any in ≥ 0; bias may be null.
+.globl bf16_rows_f32x
+bf16_rows_f32x:
+    test r9, r9
+    jz 49f
+    lea r10, [r8 + r8]              # weight bytes per row
+    mov eax, r8d
+    and eax, 15                     # elements after the last whole vector
+    mov r11d, -1
+    shlx r11d, r11d, eax
+    not r11d
+    kmovd k1, r11d                  # their mask (words of the weight, dwords of the input)
+    mov r11, r10
+    and r11, -128                   # weight bytes the four-vector loop covers
+    and r8, -16
+    add r8, r8                      # weight bytes whole vectors cover
+40:
+    vpxord zmm0, zmm0, zmm0
+    vpxord zmm1, zmm1, zmm1
+    vpxord zmm2, zmm2, zmm2
+    vpxord zmm3, zmm3, zmm3
+    xor eax, eax
+    test r11, r11
+    jz 42f
+41:
+    vpmovzxwd zmm4, [rdi + rax]
+    vpmovzxwd zmm5, [rdi + rax + 32]
+    vpmovzxwd zmm6, [rdi + rax + 64]
+    vpmovzxwd zmm7, [rdi + rax + 96]
+    vpslld zmm4, zmm4, 16
+    vpslld zmm5, zmm5, 16
+    vpslld zmm6, zmm6, 16
+    vpslld zmm7, zmm7, 16
+    vfmadd231ps zmm0, zmm4, [rsi + 2 * rax]
+    vfmadd231ps zmm1, zmm5, [rsi + 2 * rax + 64]
+    vfmadd231ps zmm2, zmm6, [rsi + 2 * rax + 128]
+    vfmadd231ps zmm3, zmm7, [rsi + 2 * rax + 192]
+    add rax, 128
+    cmp rax, r11
+    jb 41b
+42:
+    cmp rax, r8
+    jae 44f
+43:
+    vpmovzxwd zmm4, [rdi + rax]
+    vpslld zmm4, zmm4, 16
+    vfmadd231ps zmm0, zmm4, [rsi + 2 * rax]
+    add rax, 32
+    cmp rax, r8
+    jb 43b
+44:
+    cmp r8, r10
+    je 45f
+    vmovdqu16 ymm4{k1}{z}, [rdi + rax]   # masked loads: nothing past the row is read
+    vpmovzxwd zmm4, ymm4
+    vpslld zmm4, zmm4, 16
+    vmovups zmm5{k1}{z}, [rsi + 2 * rax]
+    vfmadd231ps zmm1, zmm4, zmm5
+45:
+    vaddps zmm0, zmm0, zmm1
+    vaddps zmm2, zmm2, zmm3
+    vaddps zmm0, zmm0, zmm2
+    HSUM0
+    test rcx, rcx
+    jz 46f
+    movzx eax, word ptr [rcx]
+    shl eax, 16
+    vmovd xmm1, eax
+    vaddss xmm0, xmm0, xmm1
+    add rcx, 2
+46:
+    BF16_ROUND eax, ax              # rax counts from zero again in the next row
+    add rdx, 2
+    add rdi, r10
+    dec r9
+    jnz 40b
+49:
     vzeroupper
     ret
 

@@ -33,6 +33,16 @@ public interface HostKernels extends AutoCloseable {
                 int in, int out);
 
     /**
+     * The dtype libtorch's matrix products of {@code dtype} tensors should compute in where {@link #linear} does not
+     * take them (a prefill's many rows): {@code dtype} itself, unless libtorch's product in it is slow on this
+     * machine (bfloat16 on a CPU without bf16 dot products ran at a third of float32), in which case the operands are
+     * widened for each product and the result rounded back.
+     */
+    default DType gemmDtype(DType dtype) {
+        return dtype;
+    }
+
+    /**
      * Root-mean-square norm of each contiguous row of {@code width}, Hugging Face semantics: computed in float32,
      * {@code x / sqrt(mean(x²) + eps)} rounded to the dtype, then multiplied by {@code weight} (and rounded again).
      */

@@ -318,9 +318,37 @@ public final class TorchOps implements TensorOps, AutoCloseable {
                 return product;
             }
         }
+        if (kernels != null && weight.dtype() == x.dtype() && (bias == null || bias.dtype() == x.dtype())
+                && kernels.gemmDtype(x.dtype()) != x.dtype()) {
+            return widenedLinear(x, weight, bias, kernels.gemmDtype(x.dtype()));
+        }
         return bias == null
                 ? wrap(torch.linear(native_(x), native_(weight)))
                 : wrap(torch.linear(native_(x), native_(weight), new TensorOptional(native_(bias))));
+    }
+
+    /**
+     * libtorch's product computed in {@code wide} and rounded back to the activations' dtype, for a dtype whose own
+     * matrix product is slow here ({@link HostKernels#gemmDtype}). The widened copies live in a scope of their own and
+     * are freed as soon as the product is made, so a prefill holds one widened weight at a time, not a layer's.
+     */
+    private Tensor widenedLinear(Tensor x, Tensor weight, Tensor bias, DType wide) {
+        ScalarType type = TorchTypes.scalarType(wide);
+        org.bytedeco.pytorch.Tensor result;
+        try (PointerScope scope = new PointerScope()) {
+            org.bytedeco.pytorch.Tensor product = bias == null
+                    ? torch.linear(native_(x).to(type), native_(weight).to(type))
+                    : torch.linear(native_(x).to(type), native_(weight).to(type),
+                            new TensorOptional(native_(bias).to(type)));
+            result = product.to(TorchTypes.scalarType(x.dtype()));
+            result.retainReference(); // outlives the scope
+        }
+        PointerScope outer = PointerScope.getInnerScope();
+        if (outer != null) {
+            outer.attach(result); // now the caller's scope owns it, as it owns every op's result
+            result.releaseReference();
+        }
+        return wrap(result);
     }
 
     /**

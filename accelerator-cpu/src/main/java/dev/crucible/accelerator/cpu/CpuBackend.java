@@ -137,7 +137,8 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
         String machine = machineCodeUnsupported();
         return (machine == null
                 ? (hasBf16() ? "machine code (AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd) for bf16 products of up to 4 rows,"
-                        : "machine code (AVX512-VNNI vpdpwssd; no AVX512-BF16, so not for bf16) for")
+                        : "machine code (AVX512-VNNI vpdpwssd; no AVX512-BF16, so bf16 weights widened in registers) for"
+                                + " one-row bf16 products,")
                 + " one-row float32 products and int8, int4 and nf4 decode products, vector"
                 + " API kernels for the rest of"
                 : "vector API kernels for") + " decode steps, libtorch for the rest"
@@ -174,8 +175,7 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
                 + "int8/int4 products of up to 8 rows on the vector API kernels (codes widen to float32), "
                 + "longer ones dequantized by them for libtorch's GEMM; nf4 "
                 + (machine ? "products of up to 8 rows in machine code, the rest " : "")
-                + "dequantized by libtorch ops for each product"
-                + (machine && !hasBf16() ? " (in machine code only with float32 activations: no AVX512-BF16)" : "");
+                + "dequantized by libtorch ops for each product";
     }
 
     /**
@@ -232,7 +232,8 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
             return null;
         }
         MachineCode machine = kernelChoice.equals("native") ? machineCode().code() : null;
-        return new VectorKernels(threadsPerCall > 0 ? threadsPerCall : threads(environment), List.of(dtype), machine);
+        return new VectorKernels(threadsPerCall > 0 ? threadsPerCall : threads(environment), List.of(dtype), machine,
+                features.nativeBf16());
     }
 
     private int threads(TorchEnvironment environment) {

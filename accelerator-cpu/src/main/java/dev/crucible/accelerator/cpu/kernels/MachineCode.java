@@ -31,13 +31,18 @@ import java.util.regex.Pattern;
  * linker. The page lives as long as the process, like the JIT's own code.
  *
  * <p>{@link #load} maps the code only where the instructions of its float32 and integer kernels exist: Linux on x86-64
- * with AVX-512 F, BW, VL, BMI2 and AVX512-VNNI (Ice Lake and later Xeons, Zen 4 and later). The bfloat16 kernels and
- * every bfloat16 output also need AVX512-BF16 (Cooper Lake, Sapphire Rapids, Zen 4): {@link #bf16} says whether this
- * CPU has it, and where it does not the callers keep bfloat16 work on the Vector API kernels (an instruction the CPU
- * lacks would end the process, so this is checked before any call, never caught after). Elsewhere, or where the
- * system forbids executable anonymous memory, {@link #load} says why, and the Vector API kernels run instead.
+ * with AVX-512 F, BW, VL, BMI2 and AVX512-VNNI (Ice Lake and later Xeons, Zen 4 and later). The kernels built on
+ * {@code vdpbf16ps} ({@link #bf16Rows}, {@link #bf16Batch}) also need AVX512-BF16 (Cooper Lake, Sapphire Rapids,
+ * Zen 4): {@link #bf16} says whether this CPU has it; where it does not, one-row bfloat16 products run on
+ * {@link #bf16RowsF32x} (the weights widened in registers, the input once per product) and batches on the Vector API
+ * kernels (an instruction the CPU lacks would end the process, so this is checked before any call, never caught
+ * after). Every other kernel, bfloat16 outputs included (rounded with integer instructions), runs on any CPU that
+ * loads the code. Elsewhere, or where the system forbids executable anonymous memory, {@link #load} says why, and
+ * the Vector API kernels run instead.
  *
  * @param bf16Rows {@code bf16_rows(w, x, y, bias, in, rows)}: see the source
+ * @param bf16RowsF32x {@code bf16_rows_f32x(w, x, y, bias, in, rows)}, the same with a float32 input and without
+ *                     AVX512-BF16: see the source
  * @param f32Rows {@code f32_rows(w, x, y, bias, in, rows)}: see the source
  * @param int8Rows {@code int8_rows(codes, x, y, scales, bias, in, rows, block, bf16)}: see the source
  * @param bf16Batch {@code bf16_batch2}, {@code bf16_batch3} and {@code bf16_batch4}: {@code (w, xs, y, bias, in,
@@ -47,10 +52,9 @@ import java.util.regex.Pattern;
  * @param quantizeX16 {@code quantize_x16(x, xq, xscales, in, bf16)}: see the source
  * @param int8RowsX16 {@code int8_rows_x16(codes, xq, y, scales, bias, in, rows, block, bf16, xscales)}: see the
  *                 source
- * @param bf16 whether the CPU has AVX512-BF16: without it no bfloat16 kernel may run, nor any kernel with a
- *             bfloat16 output (vcvtneps2bf16)
+ * @param bf16 whether the CPU has AVX512-BF16: without it {@link #bf16Rows} and {@link #bf16Batch} may not run
  */
-public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHandle int8Rows, List<MethodHandle> bf16Batch,
+public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, MethodHandle f32Rows, MethodHandle int8Rows, List<MethodHandle> bf16Batch,
                           MethodHandle nibbleRows, MethodHandle quantizeX16, MethodHandle int8RowsX16, boolean bf16) {
     /** What a symmetric int4 code's nibble stands for: q - 8. */
     private static final MemorySegment INT4_TABLE = table(new float[] {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4,
@@ -74,7 +78,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
     static final String LISTING = "x86_64-kernels.lst";
     /** CPU flags (as /proc/cpuinfo names them) the code's instructions need. */
     static final List<String> REQUIRED_FLAGS = List.of("avx512f", "avx512bw", "avx512vl", "bmi2", "avx512_vnni");
-    /** The CPU flag the bfloat16 kernels and bfloat16 outputs need besides {@link #REQUIRED_FLAGS}. */
+    /** The CPU flag {@link #bf16Rows} and {@link #bf16Batch} ({@code vdpbf16ps}) need besides {@link #REQUIRED_FLAGS}. */
     public static final String BF16_FLAG = "avx512_bf16";
 
     private static final int PROT_READ = 1;
@@ -171,6 +175,9 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
             MethodHandle bf16Rows = linker.downcallHandle(code.asSlice(listing.symbols().get("bf16_rows")),
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                             ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+            MethodHandle bf16RowsF32x = linker.downcallHandle(code.asSlice(listing.symbols().get("bf16_rows_f32x")),
+                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                            ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
             MethodHandle f32Rows = linker.downcallHandle(code.asSlice(listing.symbols().get("f32_rows")),
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                             ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
@@ -197,9 +204,10 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
                             ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
                             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
             boolean bf16 = cpuFlags.contains(BF16_FLAG);
-            return new Availability(new MachineCode(bf16Rows, f32Rows, int8Rows, bf16Batch, nibbleRows, quantizeX16,
-                    int8RowsX16, bf16), bf16 ? "AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd"
-                    : "AVX512-VNNI vpdpwssd; no AVX512-BF16, so bfloat16 products stay on the vector API");
+            return new Availability(new MachineCode(bf16Rows, bf16RowsF32x, f32Rows, int8Rows, bf16Batch, nibbleRows,
+                    quantizeX16, int8RowsX16, bf16), bf16 ? "AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd"
+                    : "AVX512-VNNI vpdpwssd; no AVX512-BF16, so one-row bfloat16 products widen the weights in "
+                            + "registers and batches stay on the vector API");
         } catch (RuntimeException | Error e) {
             return new Availability(null, "the system refused executable memory (" + e.getMessage() + ")");
         }
@@ -234,17 +242,9 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
         }
     }
 
-    /**
-     * Whether this CPU runs the bfloat16 kernels and writes bfloat16 outputs (AVX512-BF16); {@link VectorKernels}
-     * asks before it sends bfloat16 work here.
-     */
-    boolean runsBf16(boolean needed) {
-        return bf16 || !needed;
-    }
-
     /** Refuses a call that would run an instruction this CPU lacks (the process would die of SIGILL). */
-    private void requireBf16(boolean needed, String kernel) {
-        if (!runsBf16(needed)) {
+    private void requireBf16(String kernel) {
+        if (!bf16) {
             throw new IllegalStateException(kernel + " needs AVX512-BF16, which this CPU lacks");
         }
     }
@@ -254,7 +254,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
      * starts at the first row's data, {@code bias} may be null.
      */
     void bf16Rows(MemorySegment w, MemorySegment x, MemorySegment y, MemorySegment bias, int in, int rows) {
-        requireBf16(true, "bf16_rows");
+        requireBf16("bf16_rows");
         // The code reads and writes exactly these bytes; a segment shorter than that would be memory corruption,
         // so it is refused here, where Java still checks bounds.
         long rowBytes = 2L * in;
@@ -266,6 +266,25 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
         try {
             MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
             bf16Rows.invokeExact(w, x, y, addend, (long) in, (long) rows);
+        } catch (Throwable e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * {@link #bf16Rows} for a CPU without AVX512-BF16: {@code x} is the input widened to float32 ({@code in} floats),
+     * {@code w}, {@code y} and {@code bias} (may be null) are bfloat16.
+     */
+    void bf16RowsF32x(MemorySegment w, MemorySegment x, MemorySegment y, MemorySegment bias, int in, int rows) {
+        long rowBytes = 2L * in;
+        if (w.byteSize() < rowBytes * rows || x.byteSize() < 4L * in || y.byteSize() < 2L * rows
+                || (bias != null && bias.byteSize() < 2L * rows)) {
+            throw new IndexOutOfBoundsException("bf16_rows_f32x: " + rows + " rows of " + in + " need more than the "
+                    + w.byteSize() + "/" + x.byteSize() + "/" + y.byteSize() + " bytes given");
+        }
+        try {
+            MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
+            bf16RowsF32x.invokeExact(w, x, y, addend, (long) in, (long) rows);
         } catch (Throwable e) {
             throw new IllegalStateException(e);
         }
@@ -303,7 +322,6 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
      */
     void int8Rows(MemorySegment codes, MemorySegment x, MemorySegment y, MemorySegment scales, MemorySegment bias,
                   boolean bf16, int in, int block, int rows) {
-        requireBf16(bf16, "int8_rows with a bfloat16 output");
         if (!takesInt8(in, block)) {
             throw new IllegalArgumentException("int8_rows takes widths in multiples of 16 in whole groups, got "
                     + in + " in groups of " + block);
@@ -364,7 +382,6 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
      */
     void int8RowsX16(MemorySegment codes, MemorySegment xq, MemorySegment y, MemorySegment scales, MemorySegment bias,
                      boolean bf16, int in, int block, int rows) {
-        requireBf16(bf16, "int8_rows_x16 with a bfloat16 output");
         if (!takesInt8X16(in, block)) {
             throw new IllegalArgumentException("int8_rows_x16 takes widths in multiples of " + X16_BLOCK
                     + " in whole groups, got " + in + " in groups of " + block);
@@ -415,7 +432,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
      */
     void bf16Batch(MemorySegment w, MemorySegment xs, MemorySegment y, MemorySegment bias, int in, int rows, int out,
                    int batch) {
-        requireBf16(true, "bf16_batch");
+        requireBf16("bf16_batch");
         if (batch < 2 || batch > MAX_BATCH || rows > out) {
             throw new IllegalArgumentException("bf16_batch takes 2 to " + MAX_BATCH + " input rows of at most "
                     + out + " outputs, got " + batch + " of " + rows);
@@ -463,7 +480,6 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle f32Rows, MethodHan
      */
     void nibbleRows(MemorySegment codes, MemorySegment xs, MemorySegment y, MemorySegment scales, MemorySegment bias,
                     boolean bf16, boolean nf4, int in, int block, int rows) {
-        requireBf16(bf16, "nibble_rows with a bfloat16 output");
         if (!takesNibbles(in, block)) {
             throw new IllegalArgumentException("nibble_rows takes widths in multiples of 32 in whole groups, got "
                     + in + " in groups of " + block);

@@ -62,9 +62,12 @@ public final class VectorKernels implements HostKernels {
     /** Machine code for what the Vector API cannot express, or null where this machine cannot run it. */
     private final MachineCode machine;
 
+    /** Whether libtorch's bfloat16 matrix product is fast here (bf16 dot products in hardware); else see gemmDtype. */
+    private final boolean bf16Gemm;
+
     /** Kernels for both float32 and bfloat16 tensors, warmed up for both, without machine code. */
     public VectorKernels(int threads) {
-        this(threads, List.of(DType.F32, DType.BF16), null);
+        this(threads, List.of(DType.F32, DType.BF16), null, true);
     }
 
     /**
@@ -73,8 +76,18 @@ public final class VectorKernels implements HostKernels {
      * the warm-up ran 1.4x slower than one that had not (both kernels work for either dtype regardless).
      */
     public VectorKernels(int threads, List<DType> warmFor, MachineCode machine) {
+        this(threads, warmFor, machine, true);
+    }
+
+    /**
+     * As above; {@code bf16Gemm} false on a CPU without bf16 dot products, where libtorch's bfloat16 matrix product
+     * ran at a third of its float32 one (Qwen2.5-0.5B shape, one thread, 128-token prefill: 31.6 against 86.9
+     * tokens/s), so products this class does not take run in float32 instead ({@link #gemmDtype}).
+     */
+    public VectorKernels(int threads, List<DType> warmFor, MachineCode machine, boolean bf16Gemm) {
         this.pool = new WorkerPool(threads);
         this.machine = machine;
+        this.bf16Gemm = bf16Gemm;
         List<Boolean> bf16 = warmFor.stream().filter(d -> d == DType.F32 || d == DType.BF16).map(d -> d == DType.BF16)
                 .distinct().toList();
         Thread.ofPlatform().daemon().name("crucible-cpu-kernel-warm-up").start(() -> {
@@ -92,6 +105,11 @@ public final class VectorKernels implements HostKernels {
     }
 
     @Override
+    public DType gemmDtype(DType dtype) {
+        return dtype == DType.BF16 && !bf16Gemm ? DType.F32 : dtype;
+    }
+
+    @Override
     public boolean takesLinear(WeightFormat weight, DType dtype, long rows, long in, long out) {
         int maxRows = dtype == DType.BF16 ? MAX_BF16_LINEAR_ROWS : MAX_LINEAR_ROWS;
         return weight instanceof WeightFormat.Dense dense && dense.dtype() == dtype
@@ -105,10 +123,18 @@ public final class VectorKernels implements HostKernels {
         boolean bf16 = dtype == DType.BF16;
         int bytes = bf16 ? 2 : 4;
         long rowBytes = (long) in * bytes;
-        MachineCode code = machineFor(bf16);
-        if (bf16 && rows == 1 && code != null) {
+        MachineCode code = machine;
+        if (bf16 && rows == 1 && code != null && code.bf16()) {
             // vdpbf16ps takes the bfloat16 input as it is: no widening, and the product runs at the read's speed.
             overRows(out, rowBytes, (from, count) -> code.bf16Rows(weight.asSlice(rowBytes * from), x,
+                    y.asSlice(2L * from), sliced(bias, 2L * from), in, count));
+            return;
+        }
+        if (bf16 && rows == 1 && code != null) {
+            // Without AVX512-BF16: the input widened once per product, each weight vector in two instructions. The
+            // Vector API's widening loop is bound by its arithmetic at one thread; this one by the read.
+            MemorySegment input = widenInput(x, in, true);
+            overRows(out, rowBytes, (from, count) -> code.bf16RowsF32x(weight.asSlice(rowBytes * from), input,
                     y.asSlice(2L * from), sliced(bias, 2L * from), in, count));
             return;
         }
@@ -117,7 +143,7 @@ public final class VectorKernels implements HostKernels {
                     y.asSlice(4L * from), sliced(bias, 4L * from), in, count));
             return;
         }
-        if (bf16 && rows <= MachineCode.MAX_BATCH && code != null) {
+        if (bf16 && rows <= MachineCode.MAX_BATCH && code != null && code.bf16()) {
             // The rows share every load of the weights; their inputs interleaved by vector, as the code reads them.
             MemorySegment xs = buffer(widened, MachineCode.interleavedBytes(rows, in));
             MachineCode.interleave(x, rows, in, xs);
@@ -254,7 +280,7 @@ public final class VectorKernels implements HostKernels {
             // NF4 has no Vector API kernel: up to 8 rows in machine code, one pass over the codes per row (still
             // several times faster than dequantizing the weight with libtorch ops for every product), anything
             // else dequantized by libtorch ops.
-            return machineFor(dtype == DType.BF16) != null && rows >= 1 && rows <= MAX_QUANTIZED_ROWS
+            return machine != null && rows >= 1 && rows <= MAX_QUANTIZED_ROWS
                     && (dtype == DType.F32 || dtype == DType.BF16)
                     && in <= Integer.MAX_VALUE && out * rows <= Integer.MAX_VALUE
                     && MachineCode.takesNibbles((int) in, nf4.blockSize());
@@ -268,7 +294,7 @@ public final class VectorKernels implements HostKernels {
                                 MemorySegment scales, MemorySegment zeroPoints, MemorySegment bias, MemorySegment y,
                                 int rows, int in, int out) {
         boolean bf16 = dtype == DType.BF16;
-        MachineCode code = machineFor(bf16);
+        MachineCode code = machine;
         if (weight instanceof WeightFormat.Nf4 nf4) {
             // takesQuantizedLinear took it only where the machine code runs this dtype.
             long bytes = bf16 ? 2 : 4;
@@ -322,14 +348,6 @@ public final class VectorKernels implements HostKernels {
         });
     }
 
-    /**
-     * The machine code where it can do this work: none where it is not loaded, and none for bfloat16 work on a CPU
-     * without AVX512-BF16 (its float32 and integer kernels still run there).
-     */
-    private MachineCode machineFor(boolean bf16) {
-        return machine != null && machine.runsBf16(bf16) ? machine : null;
-    }
-
     /** One row of 4-bit codes (symmetric int4, or NF4) on {@link MachineCode#nibbleRows}. */
     private void nibbles(MachineCode code, boolean nf4, int block, MemorySegment x, MemorySegment codes, MemorySegment scales,
                          MemorySegment bias, MemorySegment y, boolean bf16, int in, int out) {
@@ -361,7 +379,7 @@ public final class VectorKernels implements HostKernels {
 
     @Override
     public String describe(WeightFormat weight, DType dtype) {
-        MachineCode code = machineFor(dtype == DType.BF16);
+        MachineCode code = machine;
         if (weight instanceof WeightFormat.Nf4 && code != null) {
             return "products of up to " + MAX_QUANTIZED_ROWS + " rows in machine code (codes looked up in a register, "
                     + "one pass per row), longer ones dequantized by libtorch ops for libtorch's matrix product";

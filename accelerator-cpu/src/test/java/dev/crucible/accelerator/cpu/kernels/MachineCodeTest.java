@@ -66,16 +66,16 @@ class MachineCodeTest {
     @Test
     void aMachineWithoutTheInstructionsIsToldWhichAreMissing() {
         Assumptions.assumeTrue(isLinuxX86(), "the check of flags follows the check of OS and architecture");
-        // An Ice Lake Xeon: AVX-512 and VNNI, no BF16: the float32 and integer kernels load, the bf16 ones do not run.
+        // An Ice Lake Xeon: AVX-512 and VNNI, no BF16: the code loads, the vdpbf16ps kernels do not run.
         Set<String> iceLake = Set.of("avx512f", "avx512bw", "avx512vl", "bmi2", "avx512_vnni");
         assertNull(MachineCode.unsupported(iceLake));
         MachineCode withoutBf16 = MachineCode.load(iceLake).code();
-        assertTrue(withoutBf16 != null && !withoutBf16.bf16() && !withoutBf16.runsBf16(true)
-                && withoutBf16.runsBf16(false));
+        assertTrue(withoutBf16 != null && !withoutBf16.bf16());
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment any = arena.allocate(1024);
             // Refused in Java: the instruction would end the process.
             assertThrows(IllegalStateException.class, () -> withoutBf16.bf16Rows(any, any, any, null, 64, 1));
+            assertThrows(IllegalStateException.class, () -> withoutBf16.bf16Batch(any, any, any, null, 16, 1, 1, 2));
         }
         assertTrue(MachineCode.load(Set.of("avx512f", "avx512bw", "avx512vl", "bmi2", "avx512_vnni", "avx512_bf16"))
                 .code().bf16());
@@ -110,6 +110,69 @@ class MachineCodeTest {
                                 "in " + in + " row " + n + " bias " + withBias);
                     }
                 }
+            }
+        }
+    }
+
+    @Test
+    void bf16RowsF32xEqualsTheExactSumRoundedOnceForEveryTailAndBias() {
+        // The one-row bf16 product of CPUs without AVX512-BF16; it runs wherever the code loads.
+        MachineCode code = loaded();
+        Random random = new Random(5);
+        try (Arena arena = Arena.ofConfined()) {
+            for (int in : new int[] {0, 1, 2, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 255, 300, 896, 1000, 4864}) {
+                int rows = 5;
+                MemorySegment w = bf16(arena, random, Math.max(1, rows * in));
+                MemorySegment x = bf16(arena, random, Math.max(1, in));
+                MemorySegment wide = arena.allocate(4L * Math.max(1, in));
+                for (int k = 0; k < in; k++) {
+                    wide.setAtIndex(ValueLayout.JAVA_FLOAT, k, MatVec.bf16ToFloat(x.getAtIndex(BF16, k)));
+                }
+                MemorySegment bias = bf16(arena, random, rows);
+                for (boolean withBias : new boolean[] {false, true}) {
+                    MemorySegment guarded = arena.allocate(2L * (rows + 2));
+                    guarded.fill((byte) 0x5a);
+                    MemorySegment y = guarded.asSlice(2, 2L * rows);
+                    // Exactly the input's bytes: a read past its end would fault or be caught by the check.
+                    code.bf16RowsF32x(w, wide.asSlice(0, 4L * in), y, withBias ? bias : null, in, rows);
+                    assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, 0), "written before y, in " + in);
+                    assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, rows + 1), "written after y, in " + in);
+                    for (int n = 0; n < rows; n++) {
+                        assertBf16Product(MatVec.bf16ToFloat(y.getAtIndex(BF16, n)), w, (long) n * in, x, 0, in,
+                                withBias ? MatVec.bf16ToFloat(bias.getAtIndex(BF16, n)) : 0,
+                                "in " + in + " row " + n + " bias " + withBias);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void bf16OutputsAreRoundedToNearestEvenBitForBitWithoutAvx512Bf16() {
+        // A product of one weight 1.0 and one float32 input is the input itself: what comes out is the rounding
+        // alone, checked against c10's rule (ties to even, NaN to 0x7fc0, denormals kept) bit for bit. (Not -0: a
+        // sum starts from +0, and +0 + -0 is +0.)
+        MachineCode code = loaded();
+        Random random = new Random(13);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment one = arena.allocate(2);
+            one.set(BF16, 0, (short) 0x3f80);
+            MemorySegment x = arena.allocate(4);
+            MemorySegment y = arena.allocate(2);
+            List<Float> values = new java.util.ArrayList<>(List.of(0f, 1f, Float.MAX_VALUE, -Float.MAX_VALUE,
+                    Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN, Float.intBitsToFloat(0xffc00001),
+                    Float.intBitsToFloat(0x7fffffff), Float.intBitsToFloat(0x7f800001), Float.MIN_VALUE,
+                    Float.intBitsToFloat(0x00018000), Float.intBitsToFloat(0x3f808000), Float.intBitsToFloat(0x3f818000),
+                    Float.intBitsToFloat(0x3f807fff), Float.intBitsToFloat(0x3f808001), Float.intBitsToFloat(0x7f7fffff)));
+            for (int i = 0; i < 20000; i++) {
+                values.add(Float.intBitsToFloat(random.nextInt()));
+            }
+            values.removeIf(value -> Float.floatToRawIntBits(value) == 0x80000000);
+            for (float value : values) {
+                x.set(ValueLayout.JAVA_FLOAT, 0, value);
+                code.bf16RowsF32x(one, x, y, null, 1, 1);
+                assertEquals(MatVec.floatToBf16(value), y.get(BF16, 0),
+                        "bits " + Integer.toHexString(Float.floatToRawIntBits(value)));
             }
         }
     }
@@ -184,7 +247,7 @@ class MachineCodeTest {
 
     @Test
     void theBackendsOneRowBf16ProductsRunOnItAndAgreeWithLibtorch() throws Exception {
-        MachineCode code = counting(loadedWithBf16());
+        MachineCode code = counting(loaded());
         VectorKernels kernels = new VectorKernels(2, List.of(DType.BF16), code);
         CountingKernels counted = new CountingKernels(kernels);
         Random random = new Random(3);
@@ -202,7 +265,8 @@ class MachineCodeTest {
                     int before = BF16_CALLS.get();
                     float[] expected = reference.readFloats(reference.linear(x, w, b));
                     float[] got = reference.readFloats(fast.linear(x, w, b));
-                    assertTrue(BF16_CALLS.get() > before, "the machine code ran");
+                    // Without AVX512-BF16 only one-row products run in machine code; batches on the Vector API.
+                    assertEquals(rows == 1 || code.bf16(), BF16_CALLS.get() > before, "the machine code ran");
                     for (int n = 0; n < rows * out; n++) {
                         double scale = Math.max(1, Math.abs(expected[n]));
                         assertTrue(Math.abs(got[n] - expected[n]) <= 1.6e-2 * scale, rows + " x " + in + " -> " + out
@@ -277,7 +341,7 @@ class MachineCodeTest {
                     x.setAtIndex(ValueLayout.JAVA_FLOAT, k, (float) random.nextGaussian());
                 }
                 MemorySegment scales = smallScales(arena, random, rows * groups);
-                for (boolean bf16 : outputTypes(code)) {
+                for (boolean bf16 : new boolean[] {false, true}) {
                     for (boolean withBias : new boolean[] {false, true}) {
                         int bytes = bf16 ? 2 : 4;
                         Bias bias = Bias.of(arena, random, rows, bf16, withBias);
@@ -448,7 +512,7 @@ class MachineCodeTest {
                 MemorySegment xq = arena.allocate(MachineCode.x16Bytes(in));
                 code.quantizeX16(x, xq, false, in);
                 MemorySegment scales = smallScales(arena, random, rows * groups);
-                for (boolean bf16 : outputTypes(code)) {
+                for (boolean bf16 : new boolean[] {false, true}) {
                     for (boolean withBias : new boolean[] {false, true}) {
                         int bytes = bf16 ? 2 : 4;
                         Bias bias = Bias.of(arena, random, rows, bf16, withBias);
@@ -516,22 +580,22 @@ class MachineCodeTest {
                 for (long i = 0; i < scales.byteSize() / 4; i++) {
                     scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, 0.01f);
                 }
-                // bf16 where the CPU has AVX512-BF16 (the output's rounding), else float32.
-                boolean bf16 = code.bf16();
-                DType dtype = bf16 ? DType.BF16 : DType.F32;
-                MemorySegment x = bf16 ? bf16(arena, random, in) : f32(arena, random, in);
-                MemorySegment bias = bf16 ? bf16(arena, random, out) : f32(arena, random, out);
-                MemorySegment fast = arena.allocate((bf16 ? 2L : 4L) * out);
-                MemorySegment slow = arena.allocate((bf16 ? 2L : 4L) * out);
-                int before = INT8_CALLS.get();
-                withCode.quantizedLinear(format, dtype, x, codes, scales, null, bias, fast, 1, in, out);
-                assertTrue(INT8_CALLS.get() > before, "the machine code ran");
-                without.quantizedLinear(format, dtype, x, codes, scales, null, bias, slow, 1, in, out);
-                for (int n = 0; n < out; n++) {
-                    float a = bf16 ? MatVec.bf16ToFloat(fast.getAtIndex(BF16, n)) : fast.getAtIndex(ValueLayout.JAVA_FLOAT, n);
-                    float b = bf16 ? MatVec.bf16ToFloat(slow.getAtIndex(BF16, n)) : slow.getAtIndex(ValueLayout.JAVA_FLOAT, n);
-                    assertTrue(Math.abs(a - b) <= Math.max(1, Math.abs(b)) / 128, in + " -> " + out + " block "
-                            + block + " output " + n + ": " + a + " against the vector kernels' " + b);
+                for (DType dtype : new DType[] {DType.BF16, DType.F32}) {
+                    boolean bf16 = dtype == DType.BF16;
+                    MemorySegment x = bf16 ? bf16(arena, random, in) : f32(arena, random, in);
+                    MemorySegment bias = bf16 ? bf16(arena, random, out) : f32(arena, random, out);
+                    MemorySegment fast = arena.allocate((bf16 ? 2L : 4L) * out);
+                    MemorySegment slow = arena.allocate((bf16 ? 2L : 4L) * out);
+                    int before = INT8_CALLS.get();
+                    withCode.quantizedLinear(format, dtype, x, codes, scales, null, bias, fast, 1, in, out);
+                    assertTrue(INT8_CALLS.get() > before, "the machine code ran");
+                    without.quantizedLinear(format, dtype, x, codes, scales, null, bias, slow, 1, in, out);
+                    for (int n = 0; n < out; n++) {
+                        float a = bf16 ? MatVec.bf16ToFloat(fast.getAtIndex(BF16, n)) : fast.getAtIndex(ValueLayout.JAVA_FLOAT, n);
+                        float b = bf16 ? MatVec.bf16ToFloat(slow.getAtIndex(BF16, n)) : slow.getAtIndex(ValueLayout.JAVA_FLOAT, n);
+                        assertTrue(Math.abs(a - b) <= Math.max(1, Math.abs(b)) / 128, in + " -> " + out + " block "
+                                + block + " " + dtype + " output " + n + ": " + a + " against the vector kernels' " + b);
+                    }
                 }
             }
         } finally {
@@ -571,7 +635,7 @@ class MachineCodeTest {
                     for (long i = 0; i < quantized.scales().elementCount(); i++) {
                         scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, quantized.scales().floatAt(i));
                     }
-                    for (DType dtype : code.bf16() ? new DType[] {DType.BF16, DType.F32} : new DType[] {DType.F32}) {
+                    for (DType dtype : new DType[] {DType.BF16, DType.F32}) {
                         boolean bf16 = dtype == DType.BF16;
                         MemorySegment x = bf16 ? bf16(arena, random, in) : f32(arena, random, in);
                         MemorySegment y = arena.allocate((bf16 ? 2L : 4L) * out);
@@ -610,11 +674,9 @@ class MachineCodeTest {
                 scales.setAtIndex(ValueLayout.JAVA_FLOAT, i, quantized.scales().floatAt(i));
             }
             int rows = 3;
-            // bf16 where the CPU can write it, else float32; without AVX512-BF16 a bf16 NF4 product is not taken.
-            DType dtype = code.bf16() ? DType.BF16 : DType.F32;
-            long bytes = code.bf16() ? 2 : 4;
-            assertEquals(code.bf16(), kernels.takesQuantizedLinear(nf4, DType.BF16, rows, in, out));
-            MemorySegment x = code.bf16() ? bf16(arena, random, rows * in) : f32(arena, random, rows * in);
+            DType dtype = DType.BF16;
+            long bytes = 2;
+            MemorySegment x = bf16(arena, random, rows * in);
             MemorySegment together = arena.allocate(bytes * rows * out);
             assertTrue(kernels.takesQuantizedLinear(nf4, dtype, rows, in, out));
             kernels.quantizedLinear(nf4, dtype, x, codes, scales, null, null, together, rows, in, out);
@@ -645,6 +707,11 @@ class MachineCodeTest {
                 assertThrows(IndexOutOfBoundsException.class, () -> code.bf16Rows(w, x, y, y.asSlice(2), 64, 4));
                 code.bf16Rows(w, x, y, y, 64, 4); // exactly long enough
             }
+            MemorySegment wide = arena.allocate(4L * 64);
+            assertThrows(IndexOutOfBoundsException.class, () -> code.bf16RowsF32x(w, wide, y, null, 64, 5));
+            assertThrows(IndexOutOfBoundsException.class, () -> code.bf16RowsF32x(w, wide.asSlice(4), y, null, 64, 4));
+            assertThrows(IndexOutOfBoundsException.class, () -> code.bf16RowsF32x(w, wide, y, y.asSlice(2), 64, 4));
+            code.bf16RowsF32x(w, wide, y, y, 64, 4); // exactly long enough
             assertThrows(IndexOutOfBoundsException.class, () -> code.f32Rows(w, x, y, null, 32, 5));
             assertThrows(IndexOutOfBoundsException.class, () -> code.f32Rows(w, x.asSlice(4), y, null, 32, 4));
             code.f32Rows(w, x, arena.allocate(16), null, 32, 4); // exactly long enough
@@ -680,6 +747,7 @@ class MachineCodeTest {
         var none = java.lang.invoke.MethodType.methodType(void.class);
         var bf16 = lookup.findStatic(MachineCodeTest.class, "countBf16", none);
         return new MachineCode(java.lang.invoke.MethodHandles.foldArguments(code.bf16Rows(), bf16),
+                java.lang.invoke.MethodHandles.foldArguments(code.bf16RowsF32x(), bf16),
                 java.lang.invoke.MethodHandles.foldArguments(code.f32Rows(),
                         lookup.findStatic(MachineCodeTest.class, "countF32", none)),
                 java.lang.invoke.MethodHandles.foldArguments(code.int8Rows(),
@@ -725,11 +793,6 @@ class MachineCodeTest {
         MachineCode code = loaded();
         Assumptions.assumeTrue(code.bf16(), "this CPU lacks avx512_bf16: the bf16 kernels cannot run here");
         return code;
-    }
-
-    /** The output types the integer kernels are checked in here: bf16 only where the CPU can write it. */
-    private static boolean[] outputTypes(MachineCode code) {
-        return code.bf16() ? new boolean[] {false, true} : new boolean[] {false};
     }
 
     private static boolean isLinuxX86() {

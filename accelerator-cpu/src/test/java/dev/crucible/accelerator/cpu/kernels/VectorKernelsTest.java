@@ -214,6 +214,53 @@ class VectorKernelsTest {
         }
     }
 
+    @org.junit.jupiter.api.Test
+    void bf16ProductsTheKernelsLeaveRunInFloat32WhereLibtorchsBf16ProductIsSlow() {
+        // A CPU without bf16 dot products: a prefill's bf16 product (more rows than the kernels take) is computed in
+        // float32 from widened operands and rounded back once, i.e. the exact sum rounded to bf16, up to the float32
+        // summation order.
+        VectorKernels widening = new VectorKernels(1, java.util.List.of(DType.BF16), null, false);
+        assertEquals(DType.F32, widening.gemmDtype(DType.BF16));
+        assertEquals(DType.F32, widening.gemmDtype(DType.F32));
+        assertEquals(DType.BF16, kernels.gemmDtype(DType.BF16));
+        int rows = 40;
+        int in = 96;
+        int out = 72;
+        assertTrue(!widening.takesLinear(dev.crucible.api.tensor.WeightFormat.Dense.of(DType.BF16), DType.BF16, rows,
+                in, out));
+        Random random = new Random(4);
+        try (TorchOps ops = new TorchOps("cpu", true, widening); TensorScope scope = reference.openScope()) {
+            Tensor x = reference.cast(reference.constant(gaussian(random, rows * in), rows, in), DType.BF16);
+            Tensor w = reference.cast(reference.constant(gaussian(random, out * in), out, in), DType.BF16);
+            Tensor b = reference.cast(reference.constant(gaussian(random, out), out), DType.BF16);
+            float[] xs = reference.readFloats(x);
+            float[] ws = reference.readFloats(w);
+            float[] bs = reference.readFloats(b);
+            Tensor y = ops.linear(x, w, b);
+            assertEquals(DType.BF16, y.dtype());
+            float[] got = reference.readFloats(y);
+            // Bit for bit what libtorch's float32 product of the widened operands, rounded once, gives.
+            Tensor wide = reference.cast(reference.linear(reference.cast(x, DType.F32), reference.cast(w, DType.F32),
+                    reference.cast(b, DType.F32)), DType.BF16);
+            assertArrayEquals(reference.readFloats(wide), got);
+            for (int r = 0; r < rows; r++) {
+                for (int n = 0; n < out; n++) {
+                    double exact = bs[n];
+                    double magnitude = Math.abs(exact);
+                    for (int k = 0; k < in; k++) {
+                        exact += (double) xs[r * in + k] * ws[n * in + k];
+                        magnitude += Math.abs((double) xs[r * in + k] * ws[n * in + k]);
+                    }
+                    double allowed = Math.abs(exact) / 256 + magnitude * 1e-6;
+                    assertTrue(Math.abs(got[r * out + n] - exact) <= allowed,
+                            "row " + r + " output " + n + ": " + got[r * out + n] + " against " + exact);
+                }
+            }
+        } finally {
+            widening.close();
+        }
+    }
+
     private static float[] gaussian(Random random, int count) {
         float[] values = new float[count];
         for (int i = 0; i < count; i++) {
