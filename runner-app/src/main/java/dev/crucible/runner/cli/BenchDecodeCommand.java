@@ -186,6 +186,8 @@ public final class BenchDecodeCommand implements Callable<Integer> {
         for (String name : List.of("OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CRUCIBLE_THREADS")) {
             notes.put(name, host.environment().get(name).orElse("unset"));
         }
+        // TorchRuntime sets PASSIVE where the user did not (idle OpenMP threads stop spinning on OpenBLAS's cores).
+        notes.put("OMP_WAIT_POLICY", host.environment().get("OMP_WAIT_POLICY").orElse("PASSIVE (Crucible's default)"));
         notes.put("jdk.incubator.vector", vectorApiLoaded() ? "loaded" : "not loaded");
         // Weights on 2 MiB pages stream faster from one core; the kernel's policy decides whether advice is heard.
         ProcessMemory.hugePageBytes().ifPresent(bytes -> notes.put("huge_pages",
