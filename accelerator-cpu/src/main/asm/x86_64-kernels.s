@@ -336,6 +336,111 @@ f32_rows:
     vzeroupper
     ret
 
+# void f32_batch<R>(const float *w, const float *xs, float *y, const float *bias, int64 in, int64 rows, int64 out)
+#
+# y[r·out + n] = Σ_k w[n·in + k]·x_r[k] + bias[n] for R (2 to 8) input rows r and n in [0, rows), in float32: the
+# batched decode steps of a small model (abliteration trials decode 8 rows at a time), where the Vector API kernel
+# spent most of a product on reloading the inputs and on horizontal sums. xs holds the inputs interleaved by vector
+# (MachineCode.interleave: for each 16 columns, the R rows' 16 one after another, zero past in), so each weight
+# vector is loaded once and meets every row's vector at a fixed offset; one accumulator of 16 lanes per row, one
+# horizontal sum per output. 512-bit registers: the weights of such models sit in the caches, and the loop is bound
+# by its loads (R + 1 per 16 weights). Any in ≥ 0 (a masked load for the last weights); bias may be null. out
+# (argument 7, at [rsp + 8] on entry) is y's row length in elements.
+.macro F32_STORE a
+    vextractf64x4 ymm9, zmm\a, 1
+    vaddps ymm9, ymm9, ymm\a
+    vextractf128 xmm10, ymm9, 1
+    vaddps xmm9, xmm9, xmm10
+    vmovhlps xmm10, xmm9, xmm9
+    vaddps xmm9, xmm9, xmm10
+    vmovshdup xmm10, xmm9
+    vaddss xmm9, xmm9, xmm10
+    vaddss xmm9, xmm9, xmm15
+    vmovss [r12], xmm9
+    add r12, r10
+.endm
+
+.macro F32_BATCH R
+.globl f32_batch\R
+f32_batch\R:
+    mov r10, [rsp + 8]
+    shl r10, 2                      # bytes between y's rows
+    test r9, r9
+    jz 119f
+    push rbx
+    push r12
+    lea rbx, [4 * r8]               # bytes per weight row
+    mov eax, r8d
+    and eax, 15                     # weights after the last whole vector
+    mov r11d, -1
+    shlx r11d, r11d, eax
+    not r11d
+    kmovw k1, r11d                  # their lanes
+    mov r11, r8
+    and r11, -16
+    shl r11, 2                      # bytes whole vectors cover
+110:
+    .irp a, 0, 1, 2, 3, 4, 5, 6, 7
+    .if \a < \R
+    vpxord zmm\a, zmm\a, zmm\a
+    .endif
+    .endr
+    xor eax, eax                    # weight byte offset
+    mov r12, rsi                    # xs at this vector
+    test r11, r11
+    jz 112f
+111:
+    vmovups zmm8, [rdi + rax]
+    .irp a, 0, 1, 2, 3, 4, 5, 6, 7
+    .if \a < \R
+    vfmadd231ps zmm\a, zmm8, [r12 + 64 * \a]
+    .endif
+    .endr
+    add rax, 64
+    add r12, 64 * \R
+    cmp rax, r11
+    jb 111b
+112:
+    cmp rax, rbx
+    je 113f
+    vmovups zmm8{k1}{z}, [rdi + rax]  # masked: nothing past the row is read; xs is zero there
+    .irp a, 0, 1, 2, 3, 4, 5, 6, 7
+    .if \a < \R
+    vfmadd231ps zmm\a, zmm8, [r12 + 64 * \a]
+    .endif
+    .endr
+113:
+    vxorps xmm15, xmm15, xmm15
+    test rcx, rcx
+    jz 114f
+    vmovss xmm15, [rcx]
+    add rcx, 4
+114:
+    mov r12, rdx
+    .irp a, 0, 1, 2, 3, 4, 5, 6, 7
+    .if \a < \R
+    F32_STORE \a
+    .endif
+    .endr
+    add rdx, 4
+    add rdi, rbx
+    dec r9
+    jnz 110b
+    pop r12
+    pop rbx
+119:
+    vzeroupper
+    ret
+.endm
+
+F32_BATCH 2
+F32_BATCH 3
+F32_BATCH 4
+F32_BATCH 5
+F32_BATCH 6
+F32_BATCH 7
+F32_BATCH 8
+
 # void int8_rows(const int8 *codes, const float *x, void *y, const float *scales, const void *bias, int64 in,
 #                int64 rows, int64 block, int64 bf16)
 #

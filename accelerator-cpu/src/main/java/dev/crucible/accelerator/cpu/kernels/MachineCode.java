@@ -47,6 +47,7 @@ import java.util.regex.Pattern;
  * @param int8Rows {@code int8_rows(codes, x, y, scales, bias, in, rows, block, bf16)}: see the source
  * @param bf16Batch {@code bf16_batch2}, {@code bf16_batch3} and {@code bf16_batch4}: {@code (w, xs, y, bias, in,
  *                 rows, out)}, see the source
+ * @param f32Batch {@code f32_batch2} to {@code f32_batch8}: {@code (w, xs, y, bias, in, rows, out)}, see the source
  * @param nibbleRows {@code nibble_rows(codes, xs, y, scales, bias, half, rows, blockBytes, bf16, table)}: see the
  *                 source
  * @param quantizeX16 {@code quantize_x16(x, xq, xscales, in, bf16)}: see the source
@@ -55,7 +56,7 @@ import java.util.regex.Pattern;
  * @param bf16 whether the CPU has AVX512-BF16: without it {@link #bf16Rows} and {@link #bf16Batch} may not run
  */
 public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, MethodHandle f32Rows, MethodHandle int8Rows, List<MethodHandle> bf16Batch,
-                          MethodHandle nibbleRows, MethodHandle quantizeX16, MethodHandle int8RowsX16, boolean bf16) {
+                          List<MethodHandle> f32Batch, MethodHandle nibbleRows, MethodHandle quantizeX16, MethodHandle int8RowsX16, boolean bf16) {
     /** What a symmetric int4 code's nibble stands for: q - 8. */
     private static final MemorySegment INT4_TABLE = table(new float[] {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4,
         5, 6, 7});
@@ -70,9 +71,12 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
 
     /** The most input rows {@link #bf16Batch} takes in one pass. */
     static final int MAX_BATCH = 4;
+    /** The most input rows {@link #f32Batch} takes in one pass. */
+    static final int MAX_F32_BATCH = 8;
 
     public MachineCode {
         bf16Batch = List.copyOf(bf16Batch);
+        f32Batch = List.copyOf(f32Batch);
     }
 
     static final String LISTING = "x86_64-kernels.lst";
@@ -192,6 +196,13 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
                                 ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
                                 ValueLayout.JAVA_LONG)));
             }
+            List<MethodHandle> f32Batch = new ArrayList<>();
+            for (int batch = 2; batch <= MAX_F32_BATCH; batch++) {
+                f32Batch.add(linker.downcallHandle(code.asSlice(listing.symbols().get("f32_batch" + batch)),
+                        FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                                ValueLayout.JAVA_LONG)));
+            }
             MethodHandle nibbleRows = linker.downcallHandle(code.asSlice(listing.symbols().get("nibble_rows")),
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                             ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
@@ -204,7 +215,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
                             ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
                             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
             boolean bf16 = cpuFlags.contains(BF16_FLAG);
-            return new Availability(new MachineCode(bf16Rows, bf16RowsF32x, f32Rows, int8Rows, bf16Batch, nibbleRows,
+            return new Availability(new MachineCode(bf16Rows, bf16RowsF32x, f32Rows, int8Rows, bf16Batch, f32Batch, nibbleRows,
                     quantizeX16, int8RowsX16, bf16), bf16 ? "AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd"
                     : "AVX512-VNNI vpdpwssd; no AVX512-BF16, so one-row bfloat16 products widen the weights in "
                             + "registers and batches stay on the vector API");
@@ -402,26 +413,53 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
         }
     }
 
-    /** Bytes {@link #interleave} writes for {@code batch} rows of {@code in} columns. */
-    static long interleavedBytes(int batch, int in) {
-        return 64L * batch * ((in + 31) / 32);
+    /** Bytes {@link #interleave} writes for {@code batch} rows of {@code in} columns of {@code bytes} each. */
+    static long interleavedBytes(int batch, int in, int bytes) {
+        int perVector = 64 / bytes;
+        return 64L * batch * ((in + perVector - 1) / perVector);
     }
 
     /**
-     * Lays {@code batch} contiguous bf16 rows of {@code in} columns out as {@link #bf16Batch} reads them: for each 32
-     * columns, the rows' 32 one after another, zero past {@code in}.
+     * Lays {@code batch} contiguous rows of {@code in} columns of {@code bytes} each (2: bf16, for {@link #bf16Batch};
+     * 4: float32, for {@link #f32Batch}) out as the batch kernels read them: for each 64 bytes' worth of columns, the
+     * rows' columns one after another, zero past {@code in}.
      */
-    static void interleave(MemorySegment x, int batch, int in, MemorySegment xs) {
-        int vectors = (in + 31) / 32;
+    static void interleave(MemorySegment x, int batch, int in, int bytes, MemorySegment xs) {
+        int perVector = 64 / bytes;
+        int vectors = (in + perVector - 1) / perVector;
         for (int j = 0; j < vectors; j++) {
-            int columns = Math.min(32, in - 32 * j);
+            int columns = Math.min(perVector, in - perVector * j);
             for (int r = 0; r < batch; r++) {
                 long to = 64L * (j * batch + r);
-                MemorySegment.copy(x, 2L * ((long) r * in + 32L * j), xs, to, 2L * columns);
-                if (columns < 32) {
-                    xs.asSlice(to + 2L * columns, 2L * (32 - columns)).fill((byte) 0);
+                MemorySegment.copy(x, (long) bytes * ((long) r * in + (long) perVector * j), xs, to, (long) bytes * columns);
+                if (columns < perVector) {
+                    xs.asSlice(to + (long) bytes * columns, (long) bytes * (perVector - columns)).fill((byte) 0);
                 }
             }
+        }
+    }
+
+    /**
+     * {@code y[r·out + n] = Σ_k w[n, k]·x_r[k] + bias[n]} in float32 for {@code batch} (2 to {@link #MAX_F32_BATCH})
+     * input rows laid out by {@link #interleave} and {@code rows} consecutive weight rows; {@code w}, {@code y} and
+     * {@code bias} start at the first weight row's data, {@code y}'s rows are {@code out} elements apart.
+     */
+    void f32Batch(MemorySegment w, MemorySegment xs, MemorySegment y, MemorySegment bias, int in, int rows, int out,
+                  int batch) {
+        if (batch < 2 || batch > MAX_F32_BATCH || rows > out) {
+            throw new IllegalArgumentException("f32_batch takes 2 to " + MAX_F32_BATCH + " input rows of at most "
+                    + out + " outputs, got " + batch + " of " + rows);
+        }
+        if (w.byteSize() < 4L * in * rows || xs.byteSize() < interleavedBytes(batch, in, 4)
+                || y.byteSize() < 4L * ((long) (batch - 1) * out + rows) || (bias != null && bias.byteSize() < 4L * rows)) {
+            throw new IndexOutOfBoundsException("f32_batch: " + batch + " x " + rows + " rows of " + in
+                    + " need more than the " + w.byteSize() + "/" + xs.byteSize() + "/" + y.byteSize() + " bytes given");
+        }
+        try {
+            MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
+            f32Batch.get(batch - 2).invokeExact(w, xs, y, addend, (long) in, (long) rows, (long) out);
+        } catch (Throwable e) {
+            throw new IllegalStateException(e);
         }
     }
 
@@ -437,7 +475,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
             throw new IllegalArgumentException("bf16_batch takes 2 to " + MAX_BATCH + " input rows of at most "
                     + out + " outputs, got " + batch + " of " + rows);
         }
-        if (w.byteSize() < 2L * in * rows || xs.byteSize() < interleavedBytes(batch, in)
+        if (w.byteSize() < 2L * in * rows || xs.byteSize() < interleavedBytes(batch, in, 2)
                 || y.byteSize() < 2L * ((long) (batch - 1) * out + rows) || (bias != null && bias.byteSize() < 2L * rows)) {
             throw new IndexOutOfBoundsException("bf16_batch: " + batch + " x " + rows + " rows of " + in
                     + " need more than the " + w.byteSize() + "/" + xs.byteSize() + "/" + y.byteSize() + " bytes given");

@@ -145,10 +145,19 @@ public final class VectorKernels implements HostKernels {
         }
         if (bf16 && rows <= MachineCode.MAX_BATCH && code != null && code.bf16()) {
             // The rows share every load of the weights; their inputs interleaved by vector, as the code reads them.
-            MemorySegment xs = buffer(widened, MachineCode.interleavedBytes(rows, in));
-            MachineCode.interleave(x, rows, in, xs);
+            MemorySegment xs = buffer(widened, MachineCode.interleavedBytes(rows, in, 2));
+            MachineCode.interleave(x, rows, in, 2, xs);
             overRows(out, rowBytes, (from, count) -> code.bf16Batch(weight.asSlice(rowBytes * from), xs,
                     y.asSlice(2L * from), sliced(bias, 2L * from), in, count, out, rows));
+            return;
+        }
+        if (!bf16 && rows <= MachineCode.MAX_F32_BATCH && code != null) {
+            // Each weight vector loaded once for all rows (abliteration trials decode 8 rows at a time); the Java
+            // loop reloaded every row's inputs for each weight vector and summed each output's lanes on its own.
+            MemorySegment xs = buffer(widened, MachineCode.interleavedBytes(rows, in, 4));
+            MachineCode.interleave(x, rows, in, 4, xs);
+            overRows(out, rowBytes, (from, count) -> code.f32Batch(weight.asSlice(rowBytes * from), xs,
+                    y.asSlice(4L * from), sliced(bias, 4L * from), in, count, out, rows));
             return;
         }
         MemorySegment input = widenInput(x, rows * in, bf16);

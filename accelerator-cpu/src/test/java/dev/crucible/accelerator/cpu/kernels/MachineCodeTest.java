@@ -215,28 +215,32 @@ class MachineCodeTest {
     }
 
     @Test
-    void theBackendsOneRowF32ProductsRunOnItAndAgreeWithLibtorch() throws Exception {
+    void theBackendsF32ProductsOfOneToEightRowsRunOnItAndAgreeWithLibtorch() throws Exception {
         MachineCode code = counting(loaded());
         VectorKernels kernels = new VectorKernels(2, List.of(DType.F32), code);
         CountingKernels counted = new CountingKernels(kernels);
         Random random = new Random(5);
         try (TorchOps fast = new TorchOps("cpu", true, counted); TorchOps reference = new TorchOps("cpu", true)) {
             // The long rows pass the size at which the product is split into tasks for both threads.
-            for (int[] shape : new int[][] {{70, 33}, {896, 128}, {896, 4864}, {4864, 896}, {31, 7}, {2053, 64}}) {
+            // Batches of 2 to 8 rows (a small model's trials) on the batch kernels, the widest split into tasks too.
+            for (int[] shape : new int[][] {{70, 33, 1}, {896, 128, 1}, {896, 4864, 1}, {4864, 896, 1}, {31, 7, 1},
+                    {2053, 64, 1}, {128, 352, 8}, {352, 128, 7}, {128, 2356, 8}, {129, 40, 2}, {896, 4864, 3},
+                    {33, 5, 5}, {100, 70, 6}}) {
                 int in = shape[0];
                 int out = shape[1];
+                int rows = shape[2];
                 try (TensorScope scope = reference.openScope()) {
-                    Tensor x = reference.constant(gaussian(random, in), 1, in);
+                    Tensor x = reference.constant(gaussian(random, rows * in), rows, in);
                     Tensor w = reference.constant(gaussian(random, out * in), out, in);
                     Tensor b = reference.constant(gaussian(random, out), out);
                     int before = F32_CALLS.get();
                     float[] expected = reference.readFloats(reference.linear(x, w, b));
                     float[] got = reference.readFloats(fast.linear(x, w, b));
                     assertTrue(F32_CALLS.get() > before, "the machine code ran");
-                    for (int n = 0; n < out; n++) {
+                    for (int n = 0; n < rows * out; n++) {
                         double scale = Math.max(1, Math.abs(expected[n]));
-                        assertTrue(Math.abs(got[n] - expected[n]) <= 1e-4 * scale, in + " -> " + out + " output "
-                                + n + ": " + got[n] + " against libtorch's " + expected[n]);
+                        assertTrue(Math.abs(got[n] - expected[n]) <= 1e-4 * scale, rows + " x " + in + " -> " + out
+                                + " output " + n + ": " + got[n] + " against libtorch's " + expected[n]);
                     }
                 }
             }
@@ -291,9 +295,9 @@ class MachineCodeTest {
                     MemorySegment w = bf16(arena, random, rows * in);
                     MemorySegment x = bf16(arena, random, batch * in);
                     MemorySegment bias = bf16(arena, random, rows);
-                    MemorySegment xs = arena.allocate(MachineCode.interleavedBytes(batch, in));
+                    MemorySegment xs = arena.allocate(MachineCode.interleavedBytes(batch, in, 2));
                     xs.fill((byte) 0x7f); // what interleave leaves must not matter: it zeroes the tails itself
-                    MachineCode.interleave(x, batch, in, xs);
+                    MachineCode.interleave(x, batch, in, 2, xs);
                     for (boolean withBias : new boolean[] {false, true}) {
                         MemorySegment guarded = arena.allocate(2L * (batch * out + 2));
                         guarded.fill((byte) 0x5a);
@@ -321,6 +325,60 @@ class MachineCodeTest {
             assertThrows(IllegalArgumentException.class, () -> code.bf16Batch(any, any, any, null, 64, 4, 4, 5));
             assertThrows(IndexOutOfBoundsException.class,
                     () -> code.bf16Batch(any, any.asSlice(0, 64 * 2 * 2 - 2), any, null, 64, 4, 4, 2));
+        }
+    }
+
+    @Test
+    void f32BatchEqualsTheExactSumsForEveryRowCountTailAndBias() {
+        MachineCode code = loaded();
+        Random random = new Random(17);
+        try (Arena arena = Arena.ofConfined()) {
+            for (int batch = 2; batch <= MachineCode.MAX_F32_BATCH; batch++) {
+                for (int in : new int[] {1, 15, 16, 17, 31, 32, 33, 100, 128, 129, 352}) {
+                    int rows = 5;
+                    int out = 7; // y's row length: the kernel writes outputs [0, rows) of each
+                    MemorySegment w = f32(arena, random, rows * in);
+                    MemorySegment x = f32(arena, random, batch * in);
+                    MemorySegment bias = f32(arena, random, rows);
+                    MemorySegment xs = arena.allocate(MachineCode.interleavedBytes(batch, in, 4));
+                    xs.fill((byte) 0x7f); // what interleave leaves must not matter: it zeroes the tails itself
+                    MachineCode.interleave(x, batch, in, 4, xs);
+                    for (boolean withBias : new boolean[] {false, true}) {
+                        MemorySegment guarded = arena.allocate(4L * (batch * out + 2));
+                        guarded.fill((byte) 0x5a);
+                        MemorySegment y = guarded.asSlice(4, 4L * batch * out);
+                        code.f32Batch(w.asSlice(0, 4L * rows * in), xs, y, withBias ? bias : null, in, rows, out, batch);
+                        String where = batch + " x " + in + (withBias ? " + bias" : "");
+                        for (int r = 0; r < batch; r++) {
+                            for (int n = 0; n < out; n++) {
+                                float got = y.getAtIndex(ValueLayout.JAVA_FLOAT, (long) r * out + n);
+                                if (n >= rows) {
+                                    assertEquals(0x5a5a5a5a, Float.floatToRawIntBits(got), "written past the rows, " + where);
+                                    continue;
+                                }
+                                double exact = withBias ? bias.getAtIndex(ValueLayout.JAVA_FLOAT, n) : 0;
+                                double magnitude = Math.abs(exact);
+                                for (int k = 0; k < in; k++) {
+                                    double product = (double) w.getAtIndex(ValueLayout.JAVA_FLOAT, (long) n * in + k)
+                                            * x.getAtIndex(ValueLayout.JAVA_FLOAT, (long) r * in + k);
+                                    exact += product;
+                                    magnitude += Math.abs(product);
+                                }
+                                assertTrue(Math.abs(got - exact) <= magnitude * 1e-6 * Math.max(1, in / 16.0),
+                                        where + " row " + r + " output " + n + ": " + got + " against " + exact);
+                            }
+                        }
+                        assertEquals(0x5a5a5a5a, guarded.getAtIndex(ValueLayout.JAVA_INT, 0), "written before y, " + where);
+                        assertEquals(0x5a5a5a5a, guarded.getAtIndex(ValueLayout.JAVA_INT, batch * out + 1),
+                                "written after y, " + where);
+                    }
+                }
+            }
+            MemorySegment any = arena.allocate(1 << 16);
+            assertThrows(IllegalArgumentException.class, () -> code.f32Batch(any, any, any, null, 64, 4, 4, 9));
+            assertThrows(IllegalArgumentException.class, () -> code.f32Batch(any, any, any, null, 64, 4, 4, 1));
+            assertThrows(IndexOutOfBoundsException.class,
+                    () -> code.f32Batch(any, any.asSlice(0, 64 * 2 * 4 - 4), any, null, 64, 4, 4, 2));
         }
     }
 
@@ -746,6 +804,7 @@ class MachineCodeTest {
         var lookup = java.lang.invoke.MethodHandles.lookup();
         var none = java.lang.invoke.MethodType.methodType(void.class);
         var bf16 = lookup.findStatic(MachineCodeTest.class, "countBf16", none);
+        var f32Counter = lookup.findStatic(MachineCodeTest.class, "countF32", none);
         return new MachineCode(java.lang.invoke.MethodHandles.foldArguments(code.bf16Rows(), bf16),
                 java.lang.invoke.MethodHandles.foldArguments(code.bf16RowsF32x(), bf16),
                 java.lang.invoke.MethodHandles.foldArguments(code.f32Rows(),
@@ -754,6 +813,8 @@ class MachineCodeTest {
                         lookup.findStatic(MachineCodeTest.class, "countInt8", none)),
                 code.bf16Batch().stream().map(handle -> java.lang.invoke.MethodHandles.foldArguments(handle, bf16))
                         .toList(),
+                code.f32Batch().stream().map(handle -> java.lang.invoke.MethodHandles.foldArguments(handle,
+                        f32Counter)).toList(),
                 java.lang.invoke.MethodHandles.foldArguments(code.nibbleRows(),
                         lookup.findStatic(MachineCodeTest.class, "countNibbles", none)),
                 code.quantizeX16(),
