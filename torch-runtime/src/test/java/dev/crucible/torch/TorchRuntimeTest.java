@@ -20,6 +20,22 @@ class TorchRuntimeTest {
     }
 
     @Test
+    void openMpThreadsWaitPassivelyUnlessTheUserChose() throws Throwable {
+        TorchRuntime.load();
+        var linker = java.lang.foreign.Linker.nativeLinker();
+        var getenv = linker.downcallHandle(linker.defaultLookup().find("getenv").orElseThrow(),
+                java.lang.foreign.FunctionDescriptor.of(java.lang.foreign.ValueLayout.ADDRESS,
+                        java.lang.foreign.ValueLayout.ADDRESS));
+        try (var arena = java.lang.foreign.Arena.ofConfined()) {
+            var value = (java.lang.foreign.MemorySegment) getenv.invokeExact(arena.allocateFrom("OMP_WAIT_POLICY"));
+            String users = System.getenv("OMP_WAIT_POLICY");
+            // What libgomp read when libtorch loaded: the user's value where there was one, else PASSIVE.
+            assertEquals(users == null ? "PASSIVE" : users, value.reinterpret(64).getString(0));
+            assertEquals(users == null, TorchRuntime.setOpenMpWaitPolicy());
+        }
+    }
+
+    @Test
     void javacppMemoryLimitsThatPollResidentMemoryAreOff() {
         TorchRuntime.load();
         assertEquals(0, Pointer.maxBytes());

@@ -112,6 +112,7 @@ class BenchDecodeCommandTest {
         return executable(folder.resolve("llama-bench"), """
                 #!/bin/sh
                 echo "$@" >> "$(dirname "$0")/calls"
+                echo "OMP_WAIT_POLICY=${OMP_WAIT_POLICY-unset}" >> "$(dirname "$0")/env"
                 echo "loading model" >&2
                 p=0; n=0
                 while [ $# -gt 0 ]; do case "$1" in -p) p=$2;; -n) n=$2;; esac; shift; done
@@ -156,6 +157,12 @@ class BenchDecodeCommandTest {
 
         List<String> calls = Files.readAllLines(folder.resolve("calls"));
         assertEquals(3, calls.size(), "one llama-bench run per round: " + calls);
+        // Crucible sets OMP_WAIT_POLICY for libtorch where the user did not; llama-bench runs as the user left it.
+        String users = System.getenv("OMP_WAIT_POLICY");
+        assertEquals(java.util.Collections.nCopies(3, "OMP_WAIT_POLICY=" + (users == null ? "unset" : users)),
+                Files.readAllLines(folder.resolve("env")));
+        assertEquals(users == null ? "PASSIVE (Crucible's default)" : users,
+                json.path("env").path("OMP_WAIT_POLICY").asText());
         assertEquals("-m " + gguf + " -t 1 -p 12 -n 4 -d 0,12 -r 1 -o json", calls.getFirst(),
                 "the prefill from an empty context and the decode steps after the prompt, as ours");
         JsonNode peer = json.get("llama_cpp");
