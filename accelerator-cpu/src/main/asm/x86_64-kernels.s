@@ -44,6 +44,22 @@
     mov word ptr [rdx], \r16
 .endm
 
+# The end of a one-row bf16 kernel's row (bf16_rows, bf16_rows_f32x): adds the bf16 bias at rcx to the sum in xmm0
+# (none when rcx is null, else rcx moves on), rounds it (BF16_ROUND, through eax: rax counts from zero again in the
+# next row) and stores it at rdx, which moves on. xmm1 is overwritten.
+.macro BF16_ROW_OUT
+    test rcx, rcx
+    jz 88f
+    movzx eax, word ptr [rcx]
+    shl eax, 16
+    vmovd xmm1, eax
+    vaddss xmm0, xmm0, xmm1
+    add rcx, 2
+88:
+    BF16_ROUND eax, ax
+    add rdx, 2
+.endm
+
 # Stores the row's result xmm0 at rdx and moves rdx on: bf16 when r15 is non-zero (BF16_ROUND), else float32, after
 # adding the bias at r8 (same type; none when r8 is null, else r8 moves on). r14 is overwritten.
 .macro STORE_ROW
@@ -158,16 +174,7 @@ bf16_rows:
     vaddps ymm2, ymm2, ymm3
     vaddps ymm0, ymm0, ymm2         # its upper half is zero: HSUM0 adds nothing there
     HSUM0
-    test rcx, rcx
-    jz 7f
-    movzx eax, word ptr [rcx]
-    shl eax, 16
-    vmovd xmm1, eax
-    vaddss xmm0, xmm0, xmm1
-    add rcx, 2
-7:
-    BF16_ROUND eax, ax              # rax counts from zero again in the next row
-    add rdx, 2
+    BF16_ROW_OUT
     add rdi, r10
     dec r9
     jnz 1b
@@ -244,16 +251,7 @@ bf16_rows_f32x:
     vaddps zmm2, zmm2, zmm3
     vaddps zmm0, zmm0, zmm2
     HSUM0
-    test rcx, rcx
-    jz 46f
-    movzx eax, word ptr [rcx]
-    shl eax, 16
-    vmovd xmm1, eax
-    vaddss xmm0, xmm0, xmm1
-    add rcx, 2
-46:
-    BF16_ROUND eax, ax              # rax counts from zero again in the next row
-    add rdx, 2
+    BF16_ROW_OUT
     add rdi, r10
     dec r9
     jnz 40b

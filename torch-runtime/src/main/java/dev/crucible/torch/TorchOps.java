@@ -318,9 +318,9 @@ public final class TorchOps implements TensorOps, AutoCloseable {
                 return product;
             }
         }
-        if (kernels != null && weight.dtype() == x.dtype() && (bias == null || bias.dtype() == x.dtype())
-                && kernels.gemmDtype(x.dtype()) != x.dtype()) {
-            return widenedLinear(x, weight, bias, kernels.gemmDtype(x.dtype()));
+        DType gemm = kernels == null ? x.dtype() : kernels.gemmDtype(x.dtype());
+        if (gemm != x.dtype() && weight.dtype() == x.dtype() && (bias == null || bias.dtype() == x.dtype())) {
+            return widenedLinear(x, weight, bias, gemm);
         }
         return bias == null
                 ? wrap(torch.linear(native_(x), native_(weight)))

@@ -10,6 +10,7 @@ import dev.crucible.runner.bench.DecodeBenchmark;
 import dev.crucible.runner.bench.LlamaBench;
 import dev.crucible.runner.bench.ProcessMemory;
 import dev.crucible.runner.session.ModelSession;
+import dev.crucible.torch.TorchRuntime;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -187,7 +188,8 @@ public final class BenchDecodeCommand implements Callable<Integer> {
             notes.put(name, host.environment().get(name).orElse("unset"));
         }
         // TorchRuntime sets PASSIVE where the user did not (idle OpenMP threads stop spinning on OpenBLAS's cores).
-        notes.put("OMP_WAIT_POLICY", host.environment().get("OMP_WAIT_POLICY").orElse("PASSIVE (Crucible's default)"));
+        notes.put("OMP_WAIT_POLICY", host.environment().get("OMP_WAIT_POLICY")
+                .orElse(TorchRuntime.setOpenMpWaitPolicy() ? "PASSIVE (Crucible's default)" : "unset"));
         notes.put("jdk.incubator.vector", vectorApiLoaded() ? "loaded" : "not loaded");
         // Weights on 2 MiB pages stream faster from one core; the kernel's policy decides whether advice is heard.
         ProcessMemory.hugePageBytes().ifPresent(bytes -> notes.put("huge_pages",

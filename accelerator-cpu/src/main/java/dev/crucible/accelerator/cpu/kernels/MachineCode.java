@@ -176,32 +176,25 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
             Listing listing = Listing.bundled();
             MemorySegment code = executable(listing.code());
             Linker linker = Linker.nativeLinker();
-            MethodHandle bf16Rows = linker.downcallHandle(code.asSlice(listing.symbols().get("bf16_rows")),
-                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                            ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+            // (w, x, y, bias, in, rows) and, for the batch kernels, out after them.
+            FunctionDescriptor rowsCall = FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                    ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG);
+            FunctionDescriptor batchCall = rowsCall.appendArgumentLayouts(ValueLayout.JAVA_LONG);
+            MethodHandle bf16Rows = linker.downcallHandle(code.asSlice(listing.symbols().get("bf16_rows")), rowsCall);
             MethodHandle bf16RowsF32x = linker.downcallHandle(code.asSlice(listing.symbols().get("bf16_rows_f32x")),
-                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                            ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
-            MethodHandle f32Rows = linker.downcallHandle(code.asSlice(listing.symbols().get("f32_rows")),
-                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                            ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+                    rowsCall);
+            MethodHandle f32Rows = linker.downcallHandle(code.asSlice(listing.symbols().get("f32_rows")), rowsCall);
             MethodHandle int8Rows = linker.downcallHandle(code.asSlice(listing.symbols().get("int8_rows")),
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                             ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
                             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
             List<MethodHandle> bf16Batch = new ArrayList<>();
             for (int batch = 2; batch <= MAX_BATCH; batch++) {
-                bf16Batch.add(linker.downcallHandle(code.asSlice(listing.symbols().get("bf16_batch" + batch)),
-                        FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
-                                ValueLayout.JAVA_LONG)));
+                bf16Batch.add(linker.downcallHandle(code.asSlice(listing.symbols().get("bf16_batch" + batch)), batchCall));
             }
             List<MethodHandle> f32Batch = new ArrayList<>();
             for (int batch = 2; batch <= MAX_F32_BATCH; batch++) {
-                f32Batch.add(linker.downcallHandle(code.asSlice(listing.symbols().get("f32_batch" + batch)),
-                        FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
-                                ValueLayout.JAVA_LONG)));
+                f32Batch.add(linker.downcallHandle(code.asSlice(listing.symbols().get("f32_batch" + batch)), batchCall));
             }
             MethodHandle nibbleRows = linker.downcallHandle(code.asSlice(listing.symbols().get("nibble_rows")),
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
@@ -266,20 +259,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
      */
     void bf16Rows(MemorySegment w, MemorySegment x, MemorySegment y, MemorySegment bias, int in, int rows) {
         requireBf16("bf16_rows");
-        // The code reads and writes exactly these bytes; a segment shorter than that would be memory corruption,
-        // so it is refused here, where Java still checks bounds.
-        long rowBytes = 2L * in;
-        if (w.byteSize() < rowBytes * rows || x.byteSize() < rowBytes || y.byteSize() < 2L * rows
-                || (bias != null && bias.byteSize() < 2L * rows)) {
-            throw new IndexOutOfBoundsException("bf16_rows: " + rows + " rows of " + in + " need more than the "
-                    + w.byteSize() + "/" + x.byteSize() + "/" + y.byteSize() + " bytes given");
-        }
-        try {
-            MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
-            bf16Rows.invokeExact(w, x, y, addend, (long) in, (long) rows);
-        } catch (Throwable e) {
-            throw new IllegalStateException(e);
-        }
+        rowProduct("bf16_rows", bf16Rows, 2, 2, w, x, y, bias, in, rows);
     }
 
     /**
@@ -287,18 +267,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
      * {@code w}, {@code y} and {@code bias} (may be null) are bfloat16.
      */
     void bf16RowsF32x(MemorySegment w, MemorySegment x, MemorySegment y, MemorySegment bias, int in, int rows) {
-        long rowBytes = 2L * in;
-        if (w.byteSize() < rowBytes * rows || x.byteSize() < 4L * in || y.byteSize() < 2L * rows
-                || (bias != null && bias.byteSize() < 2L * rows)) {
-            throw new IndexOutOfBoundsException("bf16_rows_f32x: " + rows + " rows of " + in + " need more than the "
-                    + w.byteSize() + "/" + x.byteSize() + "/" + y.byteSize() + " bytes given");
-        }
-        try {
-            MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
-            bf16RowsF32x.invokeExact(w, x, y, addend, (long) in, (long) rows);
-        } catch (Throwable e) {
-            throw new IllegalStateException(e);
-        }
+        rowProduct("bf16_rows_f32x", bf16RowsF32x, 2, 4, w, x, y, bias, in, rows);
     }
 
     /**
@@ -306,15 +275,24 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
      * segment starts at the first row's data, {@code bias} may be null.
      */
     void f32Rows(MemorySegment w, MemorySegment x, MemorySegment y, MemorySegment bias, int in, int rows) {
-        long rowBytes = 4L * in;
-        if (w.byteSize() < rowBytes * rows || x.byteSize() < rowBytes || y.byteSize() < 4L * rows
-                || (bias != null && bias.byteSize() < 4L * rows)) {
-            throw new IndexOutOfBoundsException("f32_rows: " + rows + " rows of " + in + " need more than the "
+        rowProduct("f32_rows", f32Rows, 4, 4, w, x, y, bias, in, rows);
+    }
+
+    /**
+     * Calls a one-row product kernel ({@code (w, x, y, bias, in, rows)}) whose weights, output and bias have
+     * {@code bytes} per element and whose input {@code inputBytes}. The code reads and writes exactly these bytes; a
+     * segment shorter than that would be memory corruption, so it is refused here, where Java still checks bounds.
+     */
+    private static void rowProduct(String kernel, MethodHandle handle, int bytes, int inputBytes, MemorySegment w,
+                                   MemorySegment x, MemorySegment y, MemorySegment bias, int in, int rows) {
+        if (w.byteSize() < (long) bytes * in * rows || x.byteSize() < (long) inputBytes * in
+                || y.byteSize() < (long) bytes * rows || (bias != null && bias.byteSize() < (long) bytes * rows)) {
+            throw new IndexOutOfBoundsException(kernel + ": " + rows + " rows of " + in + " need more than the "
                     + w.byteSize() + "/" + x.byteSize() + "/" + y.byteSize() + " bytes given");
         }
         try {
             MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
-            f32Rows.invokeExact(w, x, y, addend, (long) in, (long) rows);
+            handle.invokeExact(w, x, y, addend, (long) in, (long) rows);
         } catch (Throwable e) {
             throw new IllegalStateException(e);
         }
@@ -446,21 +424,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
      */
     void f32Batch(MemorySegment w, MemorySegment xs, MemorySegment y, MemorySegment bias, int in, int rows, int out,
                   int batch) {
-        if (batch < 2 || batch > MAX_F32_BATCH || rows > out) {
-            throw new IllegalArgumentException("f32_batch takes 2 to " + MAX_F32_BATCH + " input rows of at most "
-                    + out + " outputs, got " + batch + " of " + rows);
-        }
-        if (w.byteSize() < 4L * in * rows || xs.byteSize() < interleavedBytes(batch, in, 4)
-                || y.byteSize() < 4L * ((long) (batch - 1) * out + rows) || (bias != null && bias.byteSize() < 4L * rows)) {
-            throw new IndexOutOfBoundsException("f32_batch: " + batch + " x " + rows + " rows of " + in
-                    + " need more than the " + w.byteSize() + "/" + xs.byteSize() + "/" + y.byteSize() + " bytes given");
-        }
-        try {
-            MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
-            f32Batch.get(batch - 2).invokeExact(w, xs, y, addend, (long) in, (long) rows, (long) out);
-        } catch (Throwable e) {
-            throw new IllegalStateException(e);
-        }
+        batchProduct("f32_batch", f32Batch, 4, w, xs, y, bias, in, rows, out, batch);
     }
 
     /**
@@ -471,18 +435,30 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
     void bf16Batch(MemorySegment w, MemorySegment xs, MemorySegment y, MemorySegment bias, int in, int rows, int out,
                    int batch) {
         requireBf16("bf16_batch");
-        if (batch < 2 || batch > MAX_BATCH || rows > out) {
-            throw new IllegalArgumentException("bf16_batch takes 2 to " + MAX_BATCH + " input rows of at most "
-                    + out + " outputs, got " + batch + " of " + rows);
+        batchProduct("bf16_batch", bf16Batch, 2, w, xs, y, bias, in, rows, out, batch);
+    }
+
+    /**
+     * Calls the batch kernel for {@code batch} input rows from {@code handles} (one per row count from 2), every
+     * operand of {@code bytes} per element; bounds checked as {@link #rowProduct} does.
+     */
+    private static void batchProduct(String kernel, List<MethodHandle> handles, int bytes, MemorySegment w,
+                                     MemorySegment xs, MemorySegment y, MemorySegment bias, int in, int rows, int out,
+                                     int batch) {
+        int most = handles.size() + 1;
+        if (batch < 2 || batch > most || rows > out) {
+            throw new IllegalArgumentException(kernel + " takes 2 to " + most + " input rows of at most " + out
+                    + " outputs, got " + batch + " of " + rows);
         }
-        if (w.byteSize() < 2L * in * rows || xs.byteSize() < interleavedBytes(batch, in, 2)
-                || y.byteSize() < 2L * ((long) (batch - 1) * out + rows) || (bias != null && bias.byteSize() < 2L * rows)) {
-            throw new IndexOutOfBoundsException("bf16_batch: " + batch + " x " + rows + " rows of " + in
+        if (w.byteSize() < (long) bytes * in * rows || xs.byteSize() < interleavedBytes(batch, in, bytes)
+                || y.byteSize() < (long) bytes * ((long) (batch - 1) * out + rows)
+                || (bias != null && bias.byteSize() < (long) bytes * rows)) {
+            throw new IndexOutOfBoundsException(kernel + ": " + batch + " x " + rows + " rows of " + in
                     + " need more than the " + w.byteSize() + "/" + xs.byteSize() + "/" + y.byteSize() + " bytes given");
         }
         try {
             MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
-            bf16Batch.get(batch - 2).invokeExact(w, xs, y, addend, (long) in, (long) rows, (long) out);
+            handles.get(batch - 2).invokeExact(w, xs, y, addend, (long) in, (long) rows, (long) out);
         } catch (Throwable e) {
             throw new IllegalStateException(e);
         }

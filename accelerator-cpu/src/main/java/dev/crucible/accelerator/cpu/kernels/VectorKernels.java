@@ -123,40 +123,39 @@ public final class VectorKernels implements HostKernels {
         boolean bf16 = dtype == DType.BF16;
         int bytes = bf16 ? 2 : 4;
         long rowBytes = (long) in * bytes;
-        MachineCode code = machine;
-        if (bf16 && rows == 1 && code != null && code.bf16()) {
+        if (bf16 && rows == 1 && machine != null && machine.bf16()) {
             // vdpbf16ps takes the bfloat16 input as it is: no widening, and the product runs at the read's speed.
-            overRows(out, rowBytes, (from, count) -> code.bf16Rows(weight.asSlice(rowBytes * from), x,
+            overRows(out, rowBytes, (from, count) -> machine.bf16Rows(weight.asSlice(rowBytes * from), x,
                     y.asSlice(2L * from), sliced(bias, 2L * from), in, count));
             return;
         }
-        if (bf16 && rows == 1 && code != null) {
+        if (bf16 && rows == 1 && machine != null) {
             // Without AVX512-BF16: the input widened once per product, each weight vector in two instructions. The
             // Vector API's widening loop is bound by its arithmetic at one thread; this one by the read.
             MemorySegment input = widenInput(x, in, true);
-            overRows(out, rowBytes, (from, count) -> code.bf16RowsF32x(weight.asSlice(rowBytes * from), input,
+            overRows(out, rowBytes, (from, count) -> machine.bf16RowsF32x(weight.asSlice(rowBytes * from), input,
                     y.asSlice(2L * from), sliced(bias, 2L * from), in, count));
             return;
         }
-        if (!bf16 && rows == 1 && code != null) {
-            overRows(out, rowBytes, (from, count) -> code.f32Rows(weight.asSlice(rowBytes * from), x,
+        if (!bf16 && rows == 1 && machine != null) {
+            overRows(out, rowBytes, (from, count) -> machine.f32Rows(weight.asSlice(rowBytes * from), x,
                     y.asSlice(4L * from), sliced(bias, 4L * from), in, count));
             return;
         }
-        if (bf16 && rows <= MachineCode.MAX_BATCH && code != null && code.bf16()) {
+        if (bf16 && rows <= MachineCode.MAX_BATCH && machine != null && machine.bf16()) {
             // The rows share every load of the weights; their inputs interleaved by vector, as the code reads them.
             MemorySegment xs = buffer(widened, MachineCode.interleavedBytes(rows, in, 2));
             MachineCode.interleave(x, rows, in, 2, xs);
-            overRows(out, rowBytes, (from, count) -> code.bf16Batch(weight.asSlice(rowBytes * from), xs,
+            overRows(out, rowBytes, (from, count) -> machine.bf16Batch(weight.asSlice(rowBytes * from), xs,
                     y.asSlice(2L * from), sliced(bias, 2L * from), in, count, out, rows));
             return;
         }
-        if (!bf16 && rows <= MachineCode.MAX_F32_BATCH && code != null) {
+        if (!bf16 && rows <= MachineCode.MAX_F32_BATCH && machine != null) {
             // Each weight vector loaded once for all rows (abliteration trials decode 8 rows at a time); the Java
             // loop reloaded every row's inputs for each weight vector and summed each output's lanes on its own.
             MemorySegment xs = buffer(widened, MachineCode.interleavedBytes(rows, in, 4));
             MachineCode.interleave(x, rows, in, 4, xs);
-            overRows(out, rowBytes, (from, count) -> code.f32Batch(weight.asSlice(rowBytes * from), xs,
+            overRows(out, rowBytes, (from, count) -> machine.f32Batch(weight.asSlice(rowBytes * from), xs,
                     y.asSlice(4L * from), sliced(bias, 4L * from), in, count, out, rows));
             return;
         }
@@ -303,12 +302,11 @@ public final class VectorKernels implements HostKernels {
                                 MemorySegment scales, MemorySegment zeroPoints, MemorySegment bias, MemorySegment y,
                                 int rows, int in, int out) {
         boolean bf16 = dtype == DType.BF16;
-        MachineCode code = machine;
         if (weight instanceof WeightFormat.Nf4 nf4) {
-            // takesQuantizedLinear took it only where the machine code runs this dtype.
+            // takesQuantizedLinear took it only where the machine code is loaded.
             long bytes = bf16 ? 2 : 4;
             for (int row = 0; row < rows; row++) {
-                nibbles(code, true, nf4.blockSize(), x.asSlice(bytes * row * in, bytes * in), codes, scales, bias,
+                nibbles(machine, true, nf4.blockSize(), x.asSlice(bytes * row * in, bytes * in), codes, scales, bias,
                         y.asSlice(bytes * row * out, bytes * out), bf16, in, out);
             }
             return;
@@ -316,22 +314,22 @@ public final class VectorKernels implements HostKernels {
         WeightFormat.Int format = (WeightFormat.Int) weight;
         int bits = format.bits();
         int block = block(format, in);
-        if (code != null && bits == 4 && zeroPoints == null && rows == 1 && MachineCode.takesNibbles(in, block)) {
-            nibbles(code, false, block, x, codes, scales, bias, y, bf16, in, out);
+        if (machine != null && bits == 4 && zeroPoints == null && rows == 1 && MachineCode.takesNibbles(in, block)) {
+            nibbles(machine, false, block, x, codes, scales, bias, y, bf16, in, out);
             return;
         }
         long rowBytes = format.rowBytes(in);
         long outBytes = bf16 ? 2 : 4;
         int groups = in / block;
-        boolean oneSymmetricInt8Row = code != null && bits == 8 && zeroPoints == null && rows == 1;
+        boolean oneSymmetricInt8Row = machine != null && bits == 8 && zeroPoints == null && rows == 1;
         if (oneSymmetricInt8Row && MachineCode.takesInt8X16(in, block)) {
             // The input as 16-bit integers (a scale per 128 columns, once per product, not per task): integer
             // products (vpdpwssd) need a third of the instructions of widening every code to float32, which kept
             // the float32 kernel at 0.6 of the read; the input's error (at most 1/65534 of its block's largest
             // element) stays far below the codes' own (1/254 of the row's).
             MemorySegment xq = buffer(prepared, MachineCode.x16Bytes(in));
-            code.quantizeX16(x, xq, bf16, in);
-            overRows(out, rowBytes, (from, count) -> code.int8RowsX16(codes.asSlice(rowBytes * from), xq,
+            machine.quantizeX16(x, xq, bf16, in);
+            overRows(out, rowBytes, (from, count) -> machine.int8RowsX16(codes.asSlice(rowBytes * from), xq,
                     y.asSlice(outBytes * from), scales.asSlice(4L * groups * from), sliced(bias, outBytes * from), bf16,
                     in, block, count));
             return;
@@ -343,7 +341,7 @@ public final class VectorKernels implements HostKernels {
                 : QuantizedMatVec.prepare(input, buffer(prepared, 4 * QuantizedMatVec.scratchFloats(bits, rows, in,
                         block, sums)), bits, rows, in, block, sums);
         if (oneSymmetricInt8Row && MachineCode.takesInt8(in, block)) {
-            overRows(out, rowBytes, (from, count) -> code.int8Rows(codes.asSlice(rowBytes * from), laidOut.x(),
+            overRows(out, rowBytes, (from, count) -> machine.int8Rows(codes.asSlice(rowBytes * from), laidOut.x(),
                     y.asSlice(outBytes * from), scales.asSlice(4L * groups * from), sliced(bias, outBytes * from), bf16,
                     in, block, count));
             return;
@@ -388,8 +386,7 @@ public final class VectorKernels implements HostKernels {
 
     @Override
     public String describe(WeightFormat weight, DType dtype) {
-        MachineCode code = machine;
-        if (weight instanceof WeightFormat.Nf4 && code != null) {
+        if (weight instanceof WeightFormat.Nf4 && machine != null) {
             return "products of up to " + MAX_QUANTIZED_ROWS + " rows in machine code (codes looked up in a register, "
                     + "one pass per row), longer ones dequantized by libtorch ops for libtorch's matrix product";
         }
@@ -397,7 +394,7 @@ public final class VectorKernels implements HostKernels {
             return "dequantized by libtorch ops for each product, then libtorch's matrix product";
         }
         WeightFormat.Int format = (WeightFormat.Int) weight;
-        String products = code == null || format.zeroPoints() ? "products of up to "
+        String products = machine == null || format.zeroPoints() ? "products of up to "
                 : format.bits() == 8 ? "one-row products in machine code (the input as 16-bit integers, VNNI "
                         + "vpdpwssd, where rows are whole multiples of 128), others of up to "
                 : "one-row products in machine code, others of up to ";

@@ -89,52 +89,47 @@ class MachineCodeTest {
     @Test
     void bf16RowsEqualsTheExactSumRoundedOnceForEveryTailAndBias() {
         MachineCode code = loadedWithBf16();
-        Random random = new Random(7);
-        try (Arena arena = Arena.ofConfined()) {
-            for (int in : new int[] {0, 1, 2, 31, 32, 33, 63, 64, 127, 128, 129, 255, 256, 300, 896, 1000}) {
-                int rows = 5;
-                MemorySegment w = bf16(arena, random, rows * in);
-                MemorySegment x = bf16(arena, random, in);
-                MemorySegment bias = bf16(arena, random, rows);
-                for (boolean withBias : new boolean[] {false, true}) {
-                    // One guard element on each side: nothing outside y may be written.
-                    MemorySegment guarded = arena.allocate(2L * (rows + 2));
-                    guarded.fill((byte) 0x5a);
-                    MemorySegment y = guarded.asSlice(2, 2L * rows);
-                    code.bf16Rows(w, x, y, withBias ? bias : null, in, rows);
-                    assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, 0), "written before y, in " + in);
-                    assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, rows + 1), "written after y, in " + in);
-                    for (int n = 0; n < rows; n++) {
-                        assertBf16Product(MatVec.bf16ToFloat(y.getAtIndex(BF16, n)), w, (long) n * in, x, 0, in,
-                                withBias ? MatVec.bf16ToFloat(bias.getAtIndex(BF16, n)) : 0,
-                                "in " + in + " row " + n + " bias " + withBias);
-                    }
-                }
-            }
-        }
+        assertOneRowBf16Products(code::bf16Rows, 7, 0, 1, 2, 31, 32, 33, 63, 64, 127, 128, 129, 255, 256, 300, 896, 1000);
     }
 
     @Test
     void bf16RowsF32xEqualsTheExactSumRoundedOnceForEveryTailAndBias() {
         // The one-row bf16 product of CPUs without AVX512-BF16; it runs wherever the code loads.
         MachineCode code = loaded();
-        Random random = new Random(5);
-        try (Arena arena = Arena.ofConfined()) {
-            for (int in : new int[] {0, 1, 2, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 255, 300, 896, 1000, 4864}) {
-                int rows = 5;
-                MemorySegment w = bf16(arena, random, Math.max(1, rows * in));
-                MemorySegment x = bf16(arena, random, Math.max(1, in));
-                MemorySegment wide = arena.allocate(4L * Math.max(1, in));
+        assertOneRowBf16Products((w, x, y, bias, in, rows) -> {
+            try (Arena arena = Arena.ofConfined()) {
+                // Exactly the input's bytes: a read past its end would fault or be caught by the check.
+                MemorySegment wide = arena.allocate(4L * Math.max(1, in)).asSlice(0, 4L * in);
                 for (int k = 0; k < in; k++) {
                     wide.setAtIndex(ValueLayout.JAVA_FLOAT, k, MatVec.bf16ToFloat(x.getAtIndex(BF16, k)));
                 }
+                code.bf16RowsF32x(w, wide, y, bias, in, rows);
+            }
+        }, 5, 0, 1, 2, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 255, 300, 896, 1000, 4864);
+    }
+
+    /** A one-row bf16 product as the tests call it: bf16 weights, input, output and bias (may be null). */
+    private interface OneRowBf16 {
+        void run(MemorySegment w, MemorySegment x, MemorySegment y, MemorySegment bias, int in, int rows);
+    }
+
+    /**
+     * {@code product} over 5 rows of random bf16 weights for each input width, with and without a bias: each output
+     * the exact sum rounded once (within float32 accumulation), nothing written outside y (a guard each side).
+     */
+    private static void assertOneRowBf16Products(OneRowBf16 product, long seed, int... widths) {
+        Random random = new Random(seed);
+        try (Arena arena = Arena.ofConfined()) {
+            for (int in : widths) {
+                int rows = 5;
+                MemorySegment w = bf16(arena, random, Math.max(1, rows * in));
+                MemorySegment x = bf16(arena, random, Math.max(1, in));
                 MemorySegment bias = bf16(arena, random, rows);
                 for (boolean withBias : new boolean[] {false, true}) {
                     MemorySegment guarded = arena.allocate(2L * (rows + 2));
                     guarded.fill((byte) 0x5a);
                     MemorySegment y = guarded.asSlice(2, 2L * rows);
-                    // Exactly the input's bytes: a read past its end would fault or be caught by the check.
-                    code.bf16RowsF32x(w, wide.asSlice(0, 4L * in), y, withBias ? bias : null, in, rows);
+                    product.run(w, x, y, withBias ? bias : null, in, rows);
                     assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, 0), "written before y, in " + in);
                     assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, rows + 1), "written after y, in " + in);
                     for (int n = 0; n < rows; n++) {
