@@ -323,6 +323,14 @@ final class MatVec {
         return Float.intBitsToFloat(bits << 16);
     }
 
+    /** {@link #floatToBf16} of every lane: the bfloat16 bits in the low half of each int. */
+    static IntVector bf16Bits(FloatVector value) {
+        IntVector bits = value.reinterpretAsInts();
+        IntVector rounded = bits.add(bits.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7fff)
+                .lanewise(VectorOperators.LSHR, 16);
+        return rounded.blend(0x7fc0, bits.and(0x7fffffff).compare(VectorOperators.GT, 0x7f800000));
+    }
+
     /** Round to nearest even, NaN to the canonical quiet NaN, as c10::BFloat16 does. */
     static short floatToBf16(float value) {
         int bits = Float.floatToRawIntBits(value);

@@ -5,7 +5,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorShuffle;
@@ -222,7 +221,7 @@ final class QuantizedMatVec {
      * time: as one element per call it ran at ~0.7 G weights/s, which made an int8 prefill of a Qwen2.5-0.5B shape
      * spend more time dequantizing than multiplying (108 tokens/s against bf16's 196). Each element is
      * {@code (q - z) · s} in float32 as before: {@code q - z} is a small integer, exact as a float, so the vector form
-     * computes the same float; bfloat16 is rounded as {@link MatVec#floatToBf16} does. A group's tail past whole
+     * computes the same float; bfloat16 is rounded by {@link MatVec#bf16Bits}, the vector form of {@link MatVec#floatToBf16}. A group's tail past whole
      * vectors, and 4-bit groups that start at an odd column, take the scalar loop.
      */
     static void dequantize(int bits, MemorySegment codes, MemorySegment scales, MemorySegment zeros, boolean bf16,
@@ -265,7 +264,7 @@ final class QuantizedMatVec {
                 FloatVector value = toFloats(q, part).sub(z).mul(s);
                 long at = first + k + (long) part * LANES;
                 if (bf16) {
-                    bf16Bits(value).convertShape(VectorOperators.I2S, HALF_SHORTS, 0)
+                    MatVec.bf16Bits(value).convertShape(VectorOperators.I2S, HALF_SHORTS, 0)
                             .intoMemorySegment(y, 2 * at, ORDER);
                 } else {
                     value.intoMemorySegment(y, 4 * at, ORDER);
@@ -298,7 +297,7 @@ final class QuantizedMatVec {
                 FloatVector odd = toFloats(high, part).sub(offset).mul(s);
                 long at = first + k + 2L * part * LANES;
                 if (bf16) {
-                    bf16Bits(even).or(bf16Bits(odd).lanewise(VectorOperators.LSHL, 16))
+                    MatVec.bf16Bits(even).or(MatVec.bf16Bits(odd).lanewise(VectorOperators.LSHL, 16))
                             .intoMemorySegment(y, 2 * at, ORDER);
                 } else {
                     even.rearrange(ZIP_LOW, odd).intoMemorySegment(y, 4 * at, ORDER);
@@ -309,15 +308,7 @@ final class QuantizedMatVec {
         return k;
     }
 
-    /** The bfloat16 bits of each lane in the low half of an int, rounded as {@link MatVec#floatToBf16} does. */
-    private static IntVector bf16Bits(FloatVector value) {
-        IntVector bits = value.reinterpretAsInts();
-        IntVector rounded = bits.add(bits.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7fff)
-                .lanewise(VectorOperators.LSHR, 16);
-        return rounded.blend(0x7fc0, bits.and(0x7fffffff).compare(VectorOperators.GT, 0x7f800000));
-    }
-
-    /** Shorts as many as a float vector has lanes: where {@link #bf16Bits} narrows to. */
+    /** Shorts as many as a float vector has lanes: where {@link MatVec#bf16Bits} narrows to. */
     private static final VectorSpecies<Short> HALF_SHORTS =
             VectorSpecies.of(short.class, VectorShape.forBitSize(LANES * Short.SIZE));
     /**
