@@ -221,8 +221,9 @@ final class QuantizedMatVec {
      * time: as one element per call it ran at ~0.7 G weights/s, which made an int8 prefill of a Qwen2.5-0.5B shape
      * spend more time dequantizing than multiplying (108 tokens/s against bf16's 196). Each element is
      * {@code (q - z) · s} in float32 as before: {@code q - z} is a small integer, exact as a float, so the vector form
-     * computes the same float; bfloat16 is rounded by {@link MatVec#bf16Bits}, the vector form of {@link MatVec#floatToBf16}. A group's tail past whole
-     * vectors, and 4-bit groups that start at an odd column, take the scalar loop.
+     * computes the same float; bfloat16 is rounded by {@link MatVec#bf16Bits}, the vector form of
+     * {@link MatVec#floatToBf16}. A group's tail past whole vectors, and 4-bit groups that start at an odd column, take
+     * the scalar loop.
      */
     static void dequantize(int bits, MemorySegment codes, MemorySegment scales, MemorySegment zeros, boolean bf16,
                            MemorySegment y, int in, int block, int from, int to) {

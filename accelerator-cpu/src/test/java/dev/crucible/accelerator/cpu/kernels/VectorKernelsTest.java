@@ -142,8 +142,8 @@ class VectorKernelsTest {
     @EnumSource(Precision.class)
     void attentionOverACacheSliceWithGroupedHeadsAndPadding(Precision precision) {
         // {width, capacity, keys, row 1's padding, query magnitude}: an odd width (vector tails); a small model's
-        // narrow heads over many keys; sharp scores whose softmax weights underflow to zero; a width of three vectors
-        // (pairs of vectors, then one); the common 64.
+        // narrow heads over many keys; sharp scores whose softmax weights underflow to zero; a width of three 256-bit
+        // vectors; the common 64.
         for (int[] shape : new int[][] {{20, 9, 7, 2, 1}, {16, 70, 61, 13, 1}, {32, 40, 33, 5, 40}, {24, 12, 11, 3, 1},
             {64, 40, 37, 4, 1}}) {
             attentionMatches(precision, new Random(4), shape[0], shape[1], shape[2], shape[3], shape[4]);
