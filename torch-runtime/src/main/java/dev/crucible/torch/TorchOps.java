@@ -225,6 +225,12 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         if (unknown >= 0) {
             resolved[unknown] = known == 0 ? 0 : elements(x) / known;
         }
+        TorchTensor input = (TorchTensor) x;
+        if (input.knownContiguous()) {
+            // A contiguous tensor reshapes to a view of the same bytes.
+            return new TorchTensor(result, resolved, rowMajor(resolved), true, x.dtype(), splitIndex,
+                    input.knownAddress());
+        }
         return new TorchTensor(result, resolved, x.dtype(), splitIndex);
     }
 
@@ -237,6 +243,15 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         long extent = shape[a];
         shape[a] = shape[b];
         shape[b] = extent;
+        TorchTensor input = (TorchTensor) x;
+        long[] strides = input.knownStrides();
+        if (strides != null) {
+            long step = strides[a];
+            strides[a] = strides[b];
+            strides[b] = step;
+            boolean contiguous = java.util.Arrays.equals(strides, rowMajor(shape));
+            return new TorchTensor(result, shape, strides, contiguous, x.dtype(), splitIndex, input.knownAddress());
+        }
         return new TorchTensor(result, shape, x.dtype(), splitIndex);
     }
 
@@ -250,6 +265,13 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         long from = Math.min(Math.max(start < 0 ? start + size : start, 0), size);
         long to = Math.min(Math.max(end < 0 ? end + size : end, from), size);
         shape[d] = to - from;
+        TorchTensor input = (TorchTensor) x;
+        long[] strides = input.knownStrides();
+        if (strides != null) {
+            long address = input.knownAddress();
+            return new TorchTensor(result, shape, strides, java.util.Arrays.equals(strides, rowMajor(shape)),
+                    x.dtype(), splitIndex, address == 0 ? 0 : address + from * strides[d] * x.dtype().byteSize());
+        }
         return new TorchTensor(result, shape, x.dtype(), splitIndex);
     }
 
@@ -568,8 +590,51 @@ public final class TorchOps implements TensorOps, AutoCloseable {
 
     @Override
     public Tensor writeSlots(Tensor target, int dim, Tensor index, Tensor source) {
+        if (kernels != null && hostCopiesRows(target, dim, index, source)) {
+            copyRows((TorchTensor) target, (TorchTensor) index, (TorchTensor) source);
+            return target;
+        }
         native_(target).index_copy_(dim, native_(index), native_(source));
         return target;
+    }
+
+    /**
+     * Whether {@link #copyRows} takes this write: a cache {@code [B, H, S, D]} written at slots of its third dimension
+     * from rows whose last dimension is dense, as every attention layer's step does. libtorch's index_copy_ builds a
+     * TensorIterator for each call, which in a decode step costs more than the two rows of 128 bytes it copies.
+     */
+    private static boolean hostCopiesRows(Tensor target, int dim, Tensor index, Tensor source) {
+        long[] shape = target.shape();
+        long[] rows = source.shape();
+        return shape.length == 4 && (dim == 2 || dim == -2) && rows.length == 4 && target.dtype() == source.dtype()
+                && index.dtype() == DType.I64 && index.shape().length == 1 && index.size(0) == rows[2]
+                && rows[0] == shape[0] && rows[1] == shape[1] && rows[3] == shape[3] && contiguous(target)
+                && contiguous(index) && lastDimensionDense(source);
+    }
+
+    /** {@code target[b, h, index[t], :] = source[b, h, t, :]}, row by row in host memory. */
+    private static void copyRows(TorchTensor target, TorchTensor index, TorchTensor source) {
+        long[] shape = target.shape();
+        long[] to = target.strides();
+        long[] from = source.strides();
+        long rowBytes = shape[3] * target.dtype().byteSize();
+        long elementBytes = target.dtype().byteSize();
+        MemorySegment slots = index.hostBytes();
+        MemorySegment into = target.hostBytes();
+        MemorySegment rows = source.hostBytes();
+        long count = index.size(0);
+        for (long t = 0; t < count; t++) {
+            long slot = slots.getAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, t);
+            if (slot < 0 || slot >= shape[2]) {
+                throw new IndexOutOfBoundsException("slot " + slot + " outside a cache of " + shape[2]);
+            }
+            for (long b = 0; b < shape[0]; b++) {
+                for (long h = 0; h < shape[1]; h++) {
+                    MemorySegment.copy(rows, elementBytes * (b * from[0] + h * from[1] + t * from[2]), into,
+                            elementBytes * (b * to[0] + h * to[1] + slot * to[2]), rowBytes);
+                }
+            }
+        }
     }
 
     // ---- host kernels -------------------------------------------------------------------------------------------
@@ -689,7 +754,19 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     }
 
     private TorchTensor empty(DType dtype, long... shape) {
-        return new TorchTensor(torch.empty(shape, options(dtype), anyMemoryFormat), shape, dtype, splitIndex);
+        return new TorchTensor(torch.empty(shape, options(dtype), anyMemoryFormat), shape, rowMajor(shape), true, dtype,
+                splitIndex, 0);
+    }
+
+    /** The strides of a contiguous tensor of {@code shape}. */
+    private static long[] rowMajor(long[] shape) {
+        long[] strides = new long[shape.length];
+        long step = 1;
+        for (int i = shape.length - 1; i >= 0; i--) {
+            strides[i] = step;
+            step *= Math.max(shape[i], 1);
+        }
+        return strides;
     }
 
     // ---- helpers ------------------------------------------------------------------------------------------------

@@ -35,6 +35,36 @@ public final class TorchTensor implements Tensor {
         this.dtype = dtype;
     }
 
+    /**
+     * An op's output whose whole layout the caller knows: its strides, whether it is contiguous, and, for a view of a
+     * tensor whose bytes are known, the address of its first element (0 where unknown). A decode step's kernels read
+     * every tensor's layout and bytes; told here, none of them is asked of libtorch (a JNI call per stride).
+     */
+    TorchTensor(org.bytedeco.pytorch.Tensor handle, long[] shape, long[] strides, boolean contiguous, DType dtype,
+                int splitDevice, long address) {
+        this(handle, shape, dtype, splitDevice);
+        this.strides = strides.clone();
+        this.contiguous = contiguous ? 1 : 0;
+        if (address != 0) {
+            this.bytes = MemorySegment.ofAddress(address).reinterpret(span() * dtype.byteSize());
+        }
+    }
+
+    /** The strides if known without asking libtorch, else null. */
+    long[] knownStrides() {
+        return strides == null ? null : strides.clone();
+    }
+
+    /** Whether the tensor is known to be contiguous without asking libtorch. */
+    boolean knownContiguous() {
+        return contiguous > 0;
+    }
+
+    /** The address of the first element if known without asking libtorch, else 0. */
+    long knownAddress() {
+        return bytes == null ? 0 : bytes.address();
+    }
+
     /** The index, in its model's {@link DeviceSplit}, of the device whose ops made it; -1 outside a split. */
     int splitDevice() {
         return splitDevice;
@@ -100,20 +130,23 @@ public final class TorchTensor implements Tensor {
      */
     MemorySegment hostBytes() {
         if (bytes == null) {
-            // A view reaches as far as its furthest element; for a contiguous tensor that is its element count.
-            long[] extents = shape();
-            long[] steps = strides();
-            long span = 1;
-            for (int i = 0; i < extents.length; i++) {
-                if (extents[i] == 0) {
-                    span = 0;
-                    break;
-                }
-                span += (extents[i] - 1) * steps[i];
-            }
-            bytes = MemorySegment.ofAddress(handle.data_ptr().address()).reinterpret(span * dtype().byteSize());
+            bytes = MemorySegment.ofAddress(handle.data_ptr().address()).reinterpret(span() * dtype().byteSize());
         }
         return bytes;
+    }
+
+    /** Elements from the first to the furthest one a view reaches; for a contiguous tensor, its element count. */
+    private long span() {
+        long[] extents = shape();
+        long[] steps = strides();
+        long span = 1;
+        for (int i = 0; i < extents.length; i++) {
+            if (extents[i] == 0) {
+                return 0;
+            }
+            span += (extents[i] - 1) * steps[i];
+        }
+        return span;
     }
 
     @Override

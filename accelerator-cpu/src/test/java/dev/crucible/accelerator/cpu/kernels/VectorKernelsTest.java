@@ -116,8 +116,9 @@ class VectorKernelsTest {
     @EnumSource(Precision.class)
     void rotaryOfATransposedViewMatchesTheComposition(Precision precision) {
         Random random = new Random(3);
-        // A decode-sized call (one task) and a prefill-sized one (a task per batch row and head).
-        for (long[] size : new long[][] {{2, 3, 4, 10}, {3, 61, 5, 72}}) {
+        // A decode-sized call (one task) and a prefill-sized one (a task per batch row and head); heads of 16 and 64,
+        // whose halves are whole vectors (the vector path), and of 24, whose halves are not.
+        for (long[] size : new long[][] {{2, 3, 4, 10}, {3, 61, 5, 72}, {1, 1, 3, 16}, {2, 2, 4, 64}, {1, 2, 3, 24}}) {
             rotaryMatches(precision, random, size[0], size[1], size[2], size[3]);
         }
     }
@@ -260,6 +261,64 @@ class VectorKernelsTest {
             }
         } finally {
             widening.close();
+        }
+    }
+
+    /**
+     * The key/value cache write of a decode step runs as host copies: the written cache equals libtorch's index_copy_
+     * of the same rows, from a transposed view (the step's keys) into two slots that are not the first, at batch 2.
+     */
+    @ParameterizedTest
+    @EnumSource(Precision.class)
+    void cacheWritesMatchIndexCopy(Precision precision) {
+        Random random = new Random(5);
+        try (TensorScope scope = reference.openScope()) {
+            Tensor projected = reference.cast(reference.constant(gaussian(random, 2 * 2 * 3 * 16), 2, 2, 3, 16),
+                    precision.dtype);
+            Tensor rows = reference.transpose(projected, 1, 2); // [B, H, T, D], strided like a step's keys
+            Tensor slots = reference.constant(new long[] {6, 3}, 2);
+            float[] start = gaussian(random, 2 * 3 * 10 * 16);
+            Tensor expected = reference.writeSlots(reference.cast(reference.constant(start, 2, 3, 10, 16),
+                    precision.dtype), 2, slots, rows);
+            Tensor cache = fast.cast(fast.constant(start, 2, 3, 10, 16), precision.dtype);
+            Tensor written = fast.writeSlots(cache, 2, slots, rows);
+            assertEquals(cache, written, "written in place");
+            assertArrayEquals(reference.readFloats(expected), reference.readFloats(written), "the cache");
+            Tensor outside = reference.constant(new long[] {10, 0}, 2);
+            org.junit.jupiter.api.Assertions.assertThrows(IndexOutOfBoundsException.class,
+                    () -> fast.writeSlots(cache, 2, outside, rows), "a slot past the cache");
+        }
+    }
+
+    /**
+     * Kernels reading views of a kernel's output (whose layout the ops record instead of asking libtorch): heads
+     * split and transposed, a slice that starts past the first element, and a reshape, each as libtorch reads them.
+     */
+    @ParameterizedTest
+    @EnumSource(Precision.class)
+    void kernelsReadViewsOfKernelOutputs(Precision precision) {
+        Random random = new Random(6);
+        try (TensorScope scope = reference.openScope()) {
+            Tensor gate = reference.cast(reference.constant(gaussian(random, 3 * 4 * 32), 3, 4, 32), precision.dtype);
+            Tensor up = reference.cast(reference.constant(gaussian(random, 3 * 4 * 32), 3, 4, 32), precision.dtype);
+            Tensor cos = reference.cast(reference.constant(gaussian(random, 3 * 4 * 16), 3, 1, 4, 16), precision.dtype);
+            Tensor sin = reference.cast(reference.constant(gaussian(random, 3 * 4 * 16), 3, 1, 4, 16), precision.dtype);
+            Tensor weight = reference.cast(reference.constant(gaussian(random, 32), 32), precision.dtype);
+            Tensor slow = reference.gatedSilu(gate, up);
+            Tensor quick = fast.gatedSilu(gate, up);
+            Tensor slowHeads = reference.transpose(reference.reshape(slow, 3, 4, 2, 16), 1, 2);
+            Tensor quickHeads = fast.transpose(fast.reshape(quick, 3, 4, 2, 16), 1, 2);
+            int rotaries = counted.calls("rotary");
+            assertClose(reference.rotary(slowHeads, cos, sin), fast.rotary(quickHeads, cos, sin), precision.tolerance,
+                    "rotary of split heads");
+            assertEquals(rotaries + 1, counted.calls("rotary"), "the kernel read the view");
+            int norms = counted.calls("rmsNorm");
+            assertClose(reference.rmsNorm(reference.slice(slow, 0, 1, 3), weight, 1e-6),
+                    fast.rmsNorm(fast.slice(quick, 0, 1, 3), weight, 1e-6), precision.tolerance, "norm of a slice");
+            assertClose(reference.rmsNorm(reference.slice(reference.reshape(slow, 12, 32), 0, 5, 9), weight, 1e-6),
+                    fast.rmsNorm(fast.slice(fast.reshape(quick, 12, 32), 0, 5, 9), weight, 1e-6), precision.tolerance,
+                    "norm of a slice of a reshape");
+            assertEquals(norms + 2, counted.calls("rmsNorm"), "the kernel read the slices");
         }
     }
 
