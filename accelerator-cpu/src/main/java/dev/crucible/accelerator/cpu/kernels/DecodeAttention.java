@@ -16,7 +16,7 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Narrow heads (a small model's 16 or 32 dimensions) make the per-key work a few vector operations, so what is
  * done per key decides the speed: nothing is carried from one key's score to the next (the maximum is taken
  * afterwards, in vectors), the softmax's exponentials run in vectors over all of a head's scores at once
- * ({@link #exp}), and the weighted sum keeps its accumulators in registers, each output vector summed over every key
+ * ({@link Lanes#exp}), and the weighted sum keeps its accumulators in registers, each output vector summed over every key
  * before it is stored. Measured inside a decode step of the demo model (8 heads of 16, ~150 keys, one thread) against
  * the per-key form this replaced: 0.49–0.66 → 0.19–0.20 ms per call at batch 8 (the cache in the L2/L3), 3.7–4.2 →
  * 2.5 ms at batch 100 (20 MB of cache per layer, read from memory).
@@ -30,15 +30,6 @@ final class DecodeAttention {
      * (A/B in one process, caches evicted between calls).
      */
     private static final int PAIR = 2 * LANES;
-
-    private static final float LOG2_E = 1.44269504f;
-    /** ln 2 split in two, so {@code n · LN2_HIGH} is exact for the {@code n} that occur (Cody and Waite). */
-    private static final float LN2_HIGH = 0.693359375f;
-    private static final float LN2_LOW = -2.12194440e-4f;
-    /** 1.5 · 2²³: adding it rounds a float of magnitude below 2²² to an integer, held in the low mantissa bits. */
-    private static final float ROUNDER = 12582912f;
-    /** Below this e^x is under float32's smallest normal number; it counts as zero. */
-    private static final float LOWEST = -87f;
 
     private final boolean bf16;
     private final MemorySegment q;
@@ -123,7 +114,7 @@ final class DecodeAttention {
             FloatVector high = FloatVector.fromArray(SPECIES, query, LANES);
             for (int s = 0; s < count; s++) {
                 long row = at + s * stride;
-                into[s] = load(k, row).fma(low, load(k, row + LANES).mul(high)).reduceLanes(VectorOperators.ADD) * scale;
+                into[s] = MatVec.load(bf16, k, row).fma(low, MatVec.load(bf16, k, row + LANES).mul(high)).reduceLanes(VectorOperators.ADD) * scale;
             }
         } else {
             int vectorWidth = width - width % LANES;
@@ -131,7 +122,7 @@ final class DecodeAttention {
                 long row = at + s * stride;
                 FloatVector acc = FloatVector.zero(SPECIES);
                 for (int i = 0; i < vectorWidth; i += LANES) {
-                    acc = load(k, row + i).fma(FloatVector.fromArray(SPECIES, query, i), acc);
+                    acc = MatVec.load(bf16, k, row + i).fma(FloatVector.fromArray(SPECIES, query, i), acc);
                 }
                 float dot = acc.reduceLanes(VectorOperators.ADD);
                 for (int i = vectorWidth; i < width; i++) {
@@ -159,7 +150,7 @@ final class DecodeAttention {
         float max = largest.reduceLanes(VectorOperators.MAX);
         FloatVector sum = FloatVector.zero(SPECIES);
         for (int s = 0; s < padded; s += LANES) {
-            FloatVector e = exp(FloatVector.fromArray(SPECIES, scores, s).sub(max));
+            FloatVector e = Lanes.exp(FloatVector.fromArray(SPECIES, scores, s).sub(max));
             e.intoArray(scores, s);
             sum = sum.add(e);
         }
@@ -180,11 +171,11 @@ final class DecodeAttention {
             FloatVector odd = FloatVector.zero(SPECIES);
             int s = 0;
             for (; s + 2 <= count; s += 2) {
-                even = load(v, at + s * stride + i).fma(FloatVector.broadcast(SPECIES, weights[s]), even);
-                odd = load(v, at + (s + 1) * stride + i).fma(FloatVector.broadcast(SPECIES, weights[s + 1]), odd);
+                even = MatVec.load(bf16, v, at + s * stride + i).fma(FloatVector.broadcast(SPECIES, weights[s]), even);
+                odd = MatVec.load(bf16, v, at + (s + 1) * stride + i).fma(FloatVector.broadcast(SPECIES, weights[s + 1]), odd);
             }
             if (s < count) {
-                even = load(v, at + s * stride + i).fma(FloatVector.broadcast(SPECIES, weights[s]), even);
+                even = MatVec.load(bf16, v, at + s * stride + i).fma(FloatVector.broadcast(SPECIES, weights[s]), even);
             }
             even.add(odd).mul(norm).intoArray(out, i);
         }
@@ -208,45 +199,19 @@ final class DecodeAttention {
             long row = at + s * stride;
             FloatVector even = FloatVector.broadcast(SPECIES, weights[s]);
             FloatVector odd = FloatVector.broadcast(SPECIES, weights[s + 1]);
-            lowEven = load(v, row).fma(even, lowEven);
-            highEven = load(v, row + LANES).fma(even, highEven);
-            lowOdd = load(v, row + stride).fma(odd, lowOdd);
-            highOdd = load(v, row + stride + LANES).fma(odd, highOdd);
+            lowEven = MatVec.load(bf16, v, row).fma(even, lowEven);
+            highEven = MatVec.load(bf16, v, row + LANES).fma(even, highEven);
+            lowOdd = MatVec.load(bf16, v, row + stride).fma(odd, lowOdd);
+            highOdd = MatVec.load(bf16, v, row + stride + LANES).fma(odd, highOdd);
         }
         if (s < count) {
             long row = at + s * stride;
             FloatVector last = FloatVector.broadcast(SPECIES, weights[s]);
-            lowEven = load(v, row).fma(last, lowEven);
-            highEven = load(v, row + LANES).fma(last, highEven);
+            lowEven = MatVec.load(bf16, v, row).fma(last, lowEven);
+            highEven = MatVec.load(bf16, v, row + LANES).fma(last, highEven);
         }
         lowEven.add(lowOdd).mul(norm).intoArray(out, 0);
         highEven.add(highOdd).mul(norm).intoArray(out, LANES);
-    }
-
-    /**
-     * {@code e^x} for {@code x <= 0}, lane by lane, within 3e-7 relative error, and exactly 0 below -87: x = n·ln 2 + r
-     * with |r| <= ln 2 / 2, e^r by its Taylor polynomial to degree 6, 2^n by writing n into the exponent bits. The
-     * JDK's vector exponential ({@code VectorOperators.EXP}) measured slower here than the scalar {@code Math.exp}.
-     */
-    static FloatVector exp(FloatVector x) {
-        VectorMask<Float> underflow = x.compare(VectorOperators.LT, LOWEST);
-        FloatVector clamped = x.max(LOWEST);
-        FloatVector shifted = clamped.fma(LOG2_E, ROUNDER);
-        FloatVector n = shifted.sub(ROUNDER);
-        FloatVector r = n.fma(FloatVector.broadcast(SPECIES, -LN2_HIGH), clamped);
-        r = n.fma(FloatVector.broadcast(SPECIES, -LN2_LOW), r);
-        FloatVector p = FloatVector.broadcast(SPECIES, 1f / 720);
-        p = p.fma(r, FloatVector.broadcast(SPECIES, 1f / 120));
-        p = p.fma(r, FloatVector.broadcast(SPECIES, 1f / 24));
-        p = p.fma(r, FloatVector.broadcast(SPECIES, 1f / 6));
-        p = p.fma(r, FloatVector.broadcast(SPECIES, 0.5f));
-        p = p.fma(r, FloatVector.broadcast(SPECIES, 1f));
-        p = p.fma(r, FloatVector.broadcast(SPECIES, 1f));
-        // The rounded n sits in the low bits of `shifted`; minus the rounder's bits plus the exponent bias, shifted
-        // into the exponent field, it is 2^n.
-        IntVector exponent = shifted.reinterpretAsInts().sub(Float.floatToRawIntBits(ROUNDER) - 127)
-                .lanewise(VectorOperators.LSHL, 23);
-        return p.mul(exponent.reinterpretAsFloats()).blend(0f, underflow);
     }
 
     private float element(MemorySegment segment, long index) {
@@ -254,7 +219,4 @@ final class DecodeAttention {
                 : segment.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, index);
     }
 
-    private FloatVector load(MemorySegment segment, long element) {
-        return MatVec.load(bf16, segment, element);
-    }
 }

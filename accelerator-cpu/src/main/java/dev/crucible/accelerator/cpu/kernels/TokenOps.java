@@ -19,12 +19,13 @@ import jdk.incubator.vector.VectorSpecies;
  * with the rounding a call per element, these ops took 0.8 ms of a Qwen2.5-0.5B-shaped decode step (measured with
  * the products and attention skipped), the gated SiLU alone 15 us per call.
  *
- * <p>The array loops ({@link #read}, {@link #write}, {@link #siluTimes}, {@link #scaleRow}, {@link #rotate}) take
- * and return no vectors, and the runner's JVM options keep the JIT from inlining them into their callers
- * ({@code -XX:CompileCommand=dontinline}, scripts/runner-jvm.args). Inlined, several of them together put one
- * compilation past C2's node budget, the vector operations left over then ran as calls that box every vector, and
- * the step's small ops took 1.7 ms instead of 1.2 (same measurement). Without those options everything still
- * computes the same, only slower.
+ * <p>The runner's JVM options keep every method here and in {@link DecodeAttention} from being inlined into its
+ * callers ({@code -XX:CompileCommand=dontinline}, scripts/runner-jvm.args), so each loop is compiled on its own; none
+ * takes or returns a vector, and the vector-valued helpers they call ({@link Lanes}, {@link MatVec#load}) are small
+ * enough to be inlined into them. Left to its heuristics, the JIT inlined whole kernels into the model code above
+ * them until one compilation passed C2's node budget; the vector operations left over then ran as calls that box
+ * every vector: the step's small ops took 1.7 ms instead of 1.2 (same measurement), and attention, once its loops
+ * were inlined into one another, twice its time. Without those options everything computes the same, only slower.
  */
 final class TokenOps {
     private static final ValueLayout.OfShort BF16 = ValueLayout.JAVA_SHORT_UNALIGNED;
@@ -78,15 +79,6 @@ final class TokenOps {
         return bf16 ? MatVec.bf16ToFloat(MatVec.floatToBf16(value)) : value;
     }
 
-    /** {@link #round} of every lane. */
-    static FloatVector round(boolean bf16, FloatVector values) {
-        if (!bf16) {
-            return values;
-        }
-        IntVector bits = MatVec.bf16Bits(values);
-        return bits.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
-    }
-
     static void rmsNorm(boolean bf16, MemorySegment x, MemorySegment weight, MemorySegment y, int rows, int width,
                         double eps) {
         float[] row = Scratch.floats(Scratch.ROW, width);
@@ -121,7 +113,7 @@ final class TokenOps {
     static void scaleRow(boolean bf16, float[] row, float factor, float[] scale, int width) {
         int j = 0;
         for (; j + LANES <= width; j += LANES) {
-            round(bf16, FloatVector.fromArray(SPECIES, row, j).mul(factor))
+            Lanes.round(bf16, FloatVector.fromArray(SPECIES, row, j).mul(factor))
                     .mul(FloatVector.fromArray(SPECIES, scale, j)).intoArray(row, j);
         }
         for (; j < width; j++) {
@@ -132,7 +124,7 @@ final class TokenOps {
     /**
      * {@code silu(g)·u} in chunks that fit the scratch arrays. The sigmoid is {@code 1 / (1 + e)} for g >= 0 and
      * {@code e / (1 + e)} below, with {@code e = e^-|g|}: the exponent is never positive, so the softmax's
-     * exponential ({@link DecodeAttention#exp}, 3e-7 relative error) serves. The JDK's {@code VectorOperators.EXP},
+     * exponential ({@link Lanes#exp}, 3e-7 relative error) serves. The JDK's {@code VectorOperators.EXP},
      * used before, has no intrinsic on this JDK build and ran lane by lane: 42 us per call for the 4864 elements of
      * a Qwen2.5-0.5B-shaped MLP, a millisecond of every decode step.
      */
@@ -154,9 +146,9 @@ final class TokenOps {
         int i = 0;
         for (; i + LANES <= n; i += LANES) {
             FloatVector v = FloatVector.fromArray(SPECIES, g, i);
-            FloatVector e = DecodeAttention.exp(v.abs().neg());
+            FloatVector e = Lanes.exp(v.abs().neg());
             FloatVector numerator = e.blend(1f, v.compare(VectorOperators.GE, 0f));
-            round(bf16, v.mul(numerator).div(e.add(1f))).mul(FloatVector.fromArray(SPECIES, u, i)).intoArray(g, i);
+            Lanes.round(bf16, v.mul(numerator).div(e.add(1f))).mul(FloatVector.fromArray(SPECIES, u, i)).intoArray(g, i);
         }
         for (; i < n; i++) {
             g[i] = round(bf16, g[i] / (1f + (float) Math.exp(-g[i]))) * u[i];
@@ -192,11 +184,11 @@ final class TokenOps {
             for (; i < half; i += LANES) {
                 FloatVector first = FloatVector.fromArray(SPECIES, in, i);
                 FloatVector second = FloatVector.fromArray(SPECIES, in, i + half);
-                round(bf16, first.mul(FloatVector.fromArray(SPECIES, c, i)))
-                        .add(round(bf16, second.neg().mul(FloatVector.fromArray(SPECIES, s, i))))
+                Lanes.round(bf16, first.mul(FloatVector.fromArray(SPECIES, c, i)))
+                        .add(Lanes.round(bf16, second.neg().mul(FloatVector.fromArray(SPECIES, s, i))))
                         .intoArray(out, i);
-                round(bf16, second.mul(FloatVector.fromArray(SPECIES, c, i + half)))
-                        .add(round(bf16, first.mul(FloatVector.fromArray(SPECIES, s, i + half))))
+                Lanes.round(bf16, second.mul(FloatVector.fromArray(SPECIES, c, i + half)))
+                        .add(Lanes.round(bf16, first.mul(FloatVector.fromArray(SPECIES, s, i + half))))
                         .intoArray(out, i + half);
             }
             i = width;

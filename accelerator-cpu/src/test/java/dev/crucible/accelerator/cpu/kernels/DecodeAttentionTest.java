@@ -19,7 +19,7 @@ class DecodeAttentionTest {
             for (int lane = 0; lane < LANES; lane++) {
                 xs[lane] = Math.max(-87f, -(step + lane) * 1e-4f);
             }
-            DecodeAttention.exp(FloatVector.fromArray(MatVec.WIDENED, xs, 0)).intoArray(ys, 0);
+            Lanes.exp(FloatVector.fromArray(MatVec.WIDENED, xs, 0)).intoArray(ys, 0);
             for (int lane = 0; lane < LANES; lane++) {
                 double exact = Math.exp(xs[lane]);
                 worst = Math.max(worst, Math.abs(ys[lane] - exact) / exact);
@@ -36,7 +36,7 @@ class DecodeAttentionTest {
         for (int lane = 1; lane < LANES; lane++) {
             xs[lane] = lane % 2 == 0 ? Float.NEGATIVE_INFINITY : -88f - lane;
         }
-        DecodeAttention.exp(FloatVector.fromArray(MatVec.WIDENED, xs, 0)).intoArray(ys, 0);
+        Lanes.exp(FloatVector.fromArray(MatVec.WIDENED, xs, 0)).intoArray(ys, 0);
         assertEquals(1f, ys[0]);
         for (int lane = 1; lane < LANES; lane++) {
             assertEquals(0f, ys[lane], "e^" + xs[lane]);
