@@ -3,12 +3,22 @@ package dev.crucible.torch;
 import dev.crucible.api.tensor.DType;
 import dev.crucible.api.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 import java.util.Objects;
 
 /** A libtorch tensor behind the backend-neutral handle. The handle belongs to whichever scope created it. */
 public final class TorchTensor implements Tensor {
 
-    private final org.bytedeco.pytorch.Tensor handle;
+    private org.bytedeco.pytorch.Tensor handle;
+    /**
+     * For a view not yet made in libtorch: how to make it from {@link #base}'s handle, and the scope it belongs to
+     * (null once made, or for a tensor that always had its handle).
+     */
+    private java.util.function.UnaryOperator<org.bytedeco.pytorch.Tensor> pendingView;
+    private TorchTensor base;
+    private org.bytedeco.javacpp.PointerScope owner;
+    /** Views of this tensor still pending, made before it is released ({@link #materializeViews}). */
+    private List<TorchTensor> pendingViews;
     // Shape, dtype and layout of a tensor object never change (in-place ops here keep them), so each is read from
     // libtorch once: a JNI call per read costs more than a small decode-step op.
     private long[] shape;
@@ -28,6 +38,59 @@ public final class TorchTensor implements Tensor {
         this.splitDevice = splitDevice;
     }
 
+    /**
+     * A view of {@code base} with the given layout that libtorch makes only when something asks for its handle
+     * ({@code view} applied to the base's handle, in {@code owner}, the scope open now): kernels read it from its address and
+     * strides, so a decode step's head splits, transposes and cache slices cost no libtorch call.
+     */
+    TorchTensor(TorchTensor base, java.util.function.UnaryOperator<org.bytedeco.pytorch.Tensor> view, long[] shape,
+                long[] strides, boolean contiguous, long address, org.bytedeco.javacpp.PointerScope owner) {
+        this.splitDevice = base.splitDevice;
+        this.shape = shape.clone();
+        this.dtype = base.dtype();
+        this.strides = strides.clone();
+        this.contiguous = contiguous ? 1 : -1;
+        this.bytes = MemorySegment.ofAddress(address).reinterpret(span() * dtype.byteSize());
+        this.base = base;
+        this.pendingView = view;
+        this.owner = owner;
+        if (base.pendingViews == null) {
+            base.pendingViews = new java.util.ArrayList<>();
+        }
+        base.pendingViews.add(this);
+    }
+
+    /**
+     * Called when the scope the view was made in closes before anything asked for its handle: an eager view would
+     * have been freed there, so this one is forgotten by its base, and asking for its handle now is an error.
+     */
+    void abandon() {
+        if (pendingView != null) {
+            forget();
+        }
+    }
+
+    /** No longer pending: the base forgets this view (a long-lived base, a cache, gets views at every step). */
+    private void forget() {
+        if (base.pendingViews != null) {
+            base.pendingViews.remove(this);
+        }
+        pendingView = null;
+        base = null;
+        owner = null;
+    }
+
+    /** Makes every pending view of this tensor (and theirs), so they keep its storage once it is released. */
+    void materializeViews() {
+        if (pendingViews != null) {
+            for (TorchTensor view : List.copyOf(pendingViews)) {
+                view.materializeViews();
+                view.handle();
+            }
+            pendingViews = null;
+        }
+    }
+
     /** A tensor whose shape and dtype the caller already knows (an op's output), so they are never asked for. */
     TorchTensor(org.bytedeco.pytorch.Tensor handle, long[] shape, DType dtype, int splitDevice) {
         this(handle, splitDevice);
@@ -44,7 +107,7 @@ public final class TorchTensor implements Tensor {
                 int splitDevice, long address) {
         this(handle, shape, dtype, splitDevice);
         this.strides = strides.clone();
-        this.contiguous = contiguous ? 1 : 0;
+        this.contiguous = contiguous ? 1 : -1;
         if (address != 0) {
             this.bytes = MemorySegment.ofAddress(address).reinterpret(span() * dtype.byteSize());
         }
@@ -72,15 +135,33 @@ public final class TorchTensor implements Tensor {
 
     /** The libtorch tensor, for torch-side code (training, merges) that needs more than {@code TensorOps}. */
     public org.bytedeco.pytorch.Tensor handle() {
+        if (handle == null) {
+            if (pendingView == null) {
+                throw new IllegalStateException("a view was used after the scope it was made in closed");
+            }
+            org.bytedeco.pytorch.Tensor made = pendingView.apply(base.handle());
+            org.bytedeco.javacpp.PointerScope current = org.bytedeco.javacpp.PointerScope.getInnerScope();
+            if (current != owner) {
+                // Made in a scope other than the view's own: it belongs to the view's, as an eager view would.
+                if (owner != null) {
+                    owner.attach(made);
+                }
+                if (current != null) {
+                    current.detach(made);
+                }
+            }
+            handle = made;
+            forget();
+        }
         return handle;
     }
 
     @Override
     public long[] shape() {
         if (shape == null) {
-            long[] sizes = new long[(int) handle.dim()];
+            long[] sizes = new long[(int) handle().dim()];
             for (int i = 0; i < sizes.length; i++) {
-                sizes[i] = handle.size(i);
+                sizes[i] = handle().size(i);
             }
             shape = sizes; // shapes never change: in-place ops here keep them
         }
@@ -98,7 +179,7 @@ public final class TorchTensor implements Tensor {
     @Override
     public DType dtype() {
         if (dtype == null) {
-            dtype = TorchTypes.dtype(handle.scalar_type());
+            dtype = TorchTypes.dtype(handle().scalar_type());
         }
         return dtype;
     }
@@ -106,7 +187,7 @@ public final class TorchTensor implements Tensor {
     /** Whether the elements are densely laid out in row-major order. */
     boolean isContiguous() {
         if (contiguous == 0) {
-            contiguous = handle.is_contiguous() ? 1 : -1;
+            contiguous = handle().is_contiguous() ? 1 : -1;
         }
         return contiguous > 0;
     }
@@ -116,7 +197,7 @@ public final class TorchTensor implements Tensor {
         if (strides == null) {
             long[] values = new long[shape().length];
             for (int i = 0; i < values.length; i++) {
-                values[i] = handle.stride(i);
+                values[i] = handle().stride(i);
             }
             strides = values;
         }
@@ -130,7 +211,7 @@ public final class TorchTensor implements Tensor {
      */
     MemorySegment hostBytes() {
         if (bytes == null) {
-            bytes = MemorySegment.ofAddress(handle.data_ptr().address()).reinterpret(span() * dtype().byteSize());
+            bytes = MemorySegment.ofAddress(handle().data_ptr().address()).reinterpret(span() * dtype().byteSize());
         }
         return bytes;
     }

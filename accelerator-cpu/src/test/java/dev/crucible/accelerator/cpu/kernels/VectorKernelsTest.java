@@ -322,6 +322,56 @@ class VectorKernelsTest {
         }
     }
 
+    /**
+     * Views of a kernel's output wait for libtorch until something needs them, and still behave as libtorch's views:
+     * they keep the storage once their base is released, one asked for after its scope closed is an error rather
+     * than freed memory, one retained outlives its scope, and one first used inside a nested scope stays valid when
+     * that scope closes.
+     */
+    @org.junit.jupiter.api.Test
+    void viewsOfKernelOutputsLiveAsLibtorchViewsDo() {
+        Random random = new Random(7);
+        try (TensorScope outer = fast.openScope()) {
+            Tensor gate = fast.constant(gaussian(random, 64), 2, 32);
+            Tensor up = fast.constant(gaussian(random, 64), 2, 32);
+            Tensor product;
+            try (TensorScope inner = fast.openScope()) {
+                product = fast.retain(fast.gatedSilu(gate, up));
+            }
+            float[] values = fast.readFloats(product);
+            float[] second = java.util.Arrays.copyOfRange(values, 32, 64);
+            Tensor row = fast.slice(product, 0, 1, 2);
+            Tensor columns = fast.transpose(product, 0, 1);
+            fast.release(product);
+            for (int i = 0; i < 4; i++) {
+                fast.constant(new float[64], 2, 32); // takes the freed storage, were it freed
+            }
+            assertArrayEquals(second, fast.readFloats(row), "a slice after its base was released");
+            float[] transposed = fast.readFloats(columns);
+            for (int i = 0; i < 32; i++) {
+                assertEquals(values[i], transposed[2 * i], "column " + i);
+                assertEquals(values[32 + i], transposed[2 * i + 1], "column " + i);
+            }
+            Tensor escaped;
+            try (TensorScope inner = fast.openScope()) {
+                escaped = fast.slice(row, 1, 0, 4);
+            }
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, () -> fast.readFloats(escaped),
+                    "a view asked for after its scope closed");
+            Tensor kept;
+            try (TensorScope inner = fast.openScope()) {
+                kept = fast.retain(fast.slice(row, 1, 2, 6));
+            }
+            assertArrayEquals(java.util.Arrays.copyOfRange(second, 2, 6), fast.readFloats(kept), "a retained view");
+            fast.release(kept);
+            Tensor late = fast.reshape(row, 4, 8);
+            try (TensorScope inner = fast.openScope()) {
+                assertArrayEquals(second, fast.readFloats(late), "made inside a nested scope");
+            }
+            assertArrayEquals(second, fast.readFloats(late), "after the nested scope closed");
+        }
+    }
+
     private static float[] gaussian(Random random, int count) {
         float[] values = new float[count];
         for (int i = 0; i < count; i++) {
