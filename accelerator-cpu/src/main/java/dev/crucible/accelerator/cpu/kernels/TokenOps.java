@@ -62,7 +62,7 @@ final class TokenOps {
             short[] bits = Scratch.shorts(count);
             int i = 0;
             for (; i + LANES <= count; i += LANES) {
-                MatVec.bf16Bits(FloatVector.fromArray(SPECIES, values, i)).convertShape(VectorOperators.I2S, SHORTS, 0)
+                Lanes.bf16Bits(FloatVector.fromArray(SPECIES, values, i)).convertShape(VectorOperators.I2S, SHORTS, 0)
                         .reinterpretAsShorts().intoArray(bits, i);
             }
             for (; i < count; i++) {
