@@ -242,16 +242,9 @@ public final class TorchOps implements TensorOps, AutoCloseable {
             resolved[unknown] = known == 0 ? 0 : elements(x) / known;
         }
         TorchTensor input = (TorchTensor) x;
-        if (input.knownContiguous()) {
-            // A contiguous tensor reshapes to a view of the same bytes.
-            if (lazyViews(input)) {
-                return lazyView(input, handle -> handle.reshape(shape), resolved, rowMajor(resolved), true,
-                        input.knownAddress());
-            }
-            return new TorchTensor(native_(x).reshape(shape), resolved, rowMajor(resolved), true, x.dtype(),
-                    splitIndex, input.knownAddress());
-        }
-        return new TorchTensor(native_(x).reshape(shape), resolved, x.dtype(), splitIndex);
+        // A contiguous tensor reshapes to a row-major view of the same bytes.
+        return view(input, handle -> handle.reshape(shape), resolved,
+                input.knownContiguous() ? rowMajor(resolved) : null, input.knownAddress());
     }
 
     @Override
@@ -268,15 +261,8 @@ public final class TorchOps implements TensorOps, AutoCloseable {
             long step = strides[a];
             strides[a] = strides[b];
             strides[b] = step;
-            boolean contiguous = contiguous(shape, strides);
-            if (lazyViews(input)) {
-                return lazyView(input, handle -> handle.transpose(dim0, dim1), shape, strides, contiguous,
-                        input.knownAddress());
-            }
-            return new TorchTensor(native_(x).transpose(dim0, dim1), shape, strides, contiguous, x.dtype(),
-                    splitIndex, input.knownAddress());
         }
-        return new TorchTensor(native_(x).transpose(dim0, dim1), shape, x.dtype(), splitIndex);
+        return view(input, handle -> handle.transpose(dim0, dim1), shape, strides, input.knownAddress());
     }
 
     @Override
@@ -290,18 +276,10 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         shape[d] = to - from;
         TorchTensor input = (TorchTensor) x;
         long[] strides = input.knownStrides();
-        if (strides != null) {
-            long address = input.knownAddress();
-            long first = address == 0 ? 0 : address + from * strides[d] * x.dtype().byteSize();
-            if (lazyViews(input)) {
-                return lazyView(input, handle -> handle.slice(dim, new LongOptional(start), new LongOptional(end), 1),
-                        shape, strides, contiguous(shape, strides), first);
-            }
-            return new TorchTensor(native_(x).slice(dim, new LongOptional(start), new LongOptional(end), 1), shape,
-                    strides, contiguous(shape, strides), x.dtype(), splitIndex, first);
-        }
-        return new TorchTensor(native_(x).slice(dim, new LongOptional(start), new LongOptional(end), 1), shape,
-                x.dtype(), splitIndex);
+        long address = input.knownAddress();
+        long first = address == 0 || strides == null ? 0 : address + from * strides[d] * x.dtype().byteSize();
+        return view(input, handle -> handle.slice(dim, new LongOptional(start), new LongOptional(end), 1), shape,
+                strides, first);
     }
 
     @Override
@@ -646,8 +624,8 @@ public final class TorchOps implements TensorOps, AutoCloseable {
         long[] shape = target.shape();
         long[] to = target.strides();
         long[] from = source.strides();
-        long rowBytes = shape[3] * target.dtype().byteSize();
         long elementBytes = target.dtype().byteSize();
+        long rowBytes = shape[3] * elementBytes;
         MemorySegment slots = index.hostBytes();
         MemorySegment into = target.hostBytes();
         MemorySegment rows = source.hostBytes();
@@ -788,28 +766,28 @@ public final class TorchOps implements TensorOps, AutoCloseable {
     }
 
     /**
-     * Whether views of {@code x} may wait for libtorch until something needs their handle: where the kernels run
-     * (CPU, inference), for a tensor whose bytes and strides are known, on this device, inside a scope of ours that
-     * is the innermost one (closing it is when a view never made is forgotten).
+     * The view {@code op} makes of {@code x}, of {@code shape}, with its {@code strides} and the {@code address} of its
+     * first element recorded where the caller knows them (null and 0 where not), so kernels reading it ask libtorch for
+     * neither. Where the kernels run (CPU, inference), for a view whose layout and bytes are known, on this device and
+     * inside a scope of ours that is the innermost one (closing it is when a view never made is forgotten), libtorch
+     * makes the view only when something asks for its handle: a decode step's head splits, transposes and cache
+     * slices then cost no libtorch call (measured: the main thread's time outside the products and kernels went from
+     * 5.7% to 4.3% of a Qwen2.5-0.5B-shaped bf16 decode).
      */
-    private boolean lazyViews(TorchTensor x) {
+    private TorchTensor view(TorchTensor x, java.util.function.UnaryOperator<org.bytedeco.pytorch.Tensor> op,
+                             long[] shape, long[] strides, long address) {
+        if (strides == null) {
+            return new TorchTensor(op.apply(native_(x)), shape, x.dtype(), splitIndex);
+        }
+        boolean contiguous = contiguous(shape, strides);
         OpenScope open = OPEN_SCOPES.get().peek();
-        return kernels != null && x.knownAddress() != 0 && x.knownStrides() != null && open != null
-                && open.scope() == PointerScope.getInnerScope() && (split == null || x.splitDevice() == splitIndex);
-    }
-
-    /**
-     * A view that libtorch makes only when something asks for its handle, registered with the scope it belongs to.
-     * Kernels read it from its address and strides, so a decode step's head splits, transposes and cache slices cost
-     * no libtorch call (measured: the main thread's time outside the products and kernels went from 5.7% to 4.3% of
-     * a Qwen2.5-0.5B-shaped bf16 decode).
-     */
-    private TorchTensor lazyView(TorchTensor base, java.util.function.UnaryOperator<org.bytedeco.pytorch.Tensor> view,
-                                 long[] shape, long[] strides, boolean contiguous, long address) {
-        OpenScope open = OPEN_SCOPES.get().peek();
-        TorchTensor lazy = new TorchTensor(base, view, shape, strides, contiguous, address, open.scope());
-        open.views().add(lazy);
-        return lazy;
+        if (kernels != null && address != 0 && open != null && open.scope() == PointerScope.getInnerScope()
+                && (split == null || x.splitDevice() == splitIndex)) {
+            TorchTensor lazy = new TorchTensor(x, op, shape, strides, contiguous, address, open.scope());
+            open.views().add(lazy);
+            return lazy;
+        }
+        return new TorchTensor(op.apply(native_(x)), shape, strides, contiguous, x.dtype(), splitIndex, address);
     }
 
     /** libtorch's is_contiguous for a layout: row-major strides on every dimension longer than one. */

@@ -40,8 +40,8 @@ public final class TorchTensor implements Tensor {
 
     /**
      * A view of {@code base} with the given layout that libtorch makes only when something asks for its handle
-     * ({@code view} applied to the base's handle, in {@code owner}, the scope open now): kernels read it from its address and
-     * strides, so a decode step's head splits, transposes and cache slices cost no libtorch call.
+     * ({@code view} applied to the base's handle, in {@code owner}, the scope open now): kernels read it from its
+     * address and strides, so a decode step's head splits, transposes and cache slices cost no libtorch call.
      */
     TorchTensor(TorchTensor base, java.util.function.UnaryOperator<org.bytedeco.pytorch.Tensor> view, long[] shape,
                 long[] strides, boolean contiguous, long address, org.bytedeco.javacpp.PointerScope owner) {
@@ -50,7 +50,7 @@ public final class TorchTensor implements Tensor {
         this.dtype = base.dtype();
         this.strides = strides.clone();
         this.contiguous = contiguous ? 1 : -1;
-        this.bytes = MemorySegment.ofAddress(address).reinterpret(span() * dtype.byteSize());
+        this.bytes = bytesAt(address);
         this.base = base;
         this.pendingView = view;
         this.owner = owner;
@@ -109,7 +109,7 @@ public final class TorchTensor implements Tensor {
         this.strides = strides.clone();
         this.contiguous = contiguous ? 1 : -1;
         if (address != 0) {
-            this.bytes = MemorySegment.ofAddress(address).reinterpret(span() * dtype.byteSize());
+            this.bytes = bytesAt(address);
         }
     }
 
@@ -143,9 +143,7 @@ public final class TorchTensor implements Tensor {
             org.bytedeco.javacpp.PointerScope current = org.bytedeco.javacpp.PointerScope.getInnerScope();
             if (current != owner) {
                 // Made in a scope other than the view's own: it belongs to the view's, as an eager view would.
-                if (owner != null) {
-                    owner.attach(made);
-                }
+                owner.attach(made);
                 if (current != null) {
                     current.detach(made);
                 }
@@ -211,9 +209,14 @@ public final class TorchTensor implements Tensor {
      */
     MemorySegment hostBytes() {
         if (bytes == null) {
-            bytes = MemorySegment.ofAddress(handle().data_ptr().address()).reinterpret(span() * dtype().byteSize());
+            bytes = bytesAt(handle().data_ptr().address());
         }
         return bytes;
+    }
+
+    /** The elements from {@code address} on, as far as the furthest one this tensor reaches. */
+    private MemorySegment bytesAt(long address) {
+        return MemorySegment.ofAddress(address).reinterpret(span() * dtype().byteSize());
     }
 
     /** Elements from the first to the furthest one a view reaches; for a contiguous tensor, its element count. */

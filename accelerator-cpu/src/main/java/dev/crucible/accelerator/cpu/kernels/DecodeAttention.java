@@ -14,10 +14,10 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Narrow heads (a small model's 16 or 32 dimensions) make the per-key work a few vector operations, so what is
  * done per key decides the speed: nothing is carried from one key's score to the next (the maximum is taken
  * afterwards, in vectors), the softmax's exponentials run in vectors over all of a head's scores at once
- * ({@link Lanes#exp}), and the weighted sum keeps its accumulators in registers, each output vector summed over every key
- * before it is stored. Measured inside a decode step of the demo model (8 heads of 16, ~150 keys, one thread) against
- * the per-key form this replaced: 0.49–0.66 → 0.19–0.20 ms per call at batch 8 (the cache in the L2/L3), 3.7–4.2 →
- * 2.5 ms at batch 100 (20 MB of cache per layer, read from memory).
+ * ({@link Lanes#exp}), and the weighted sum keeps its accumulators in registers, each output vector summed over every
+ * key before it is stored. Measured inside a decode step of the demo model (8 heads of 16, ~150 keys, one thread)
+ * against the per-key form this replaced: 0.49–0.66 → 0.19–0.20 ms per call at batch 8 (the cache in the L2/L3),
+ * 3.7–4.2 → 2.5 ms at batch 100 (20 MB of cache per layer, read from memory).
  */
 final class DecodeAttention {
     private static final VectorSpecies<Float> SPECIES = MatVec.WIDENED;
@@ -112,7 +112,8 @@ final class DecodeAttention {
             FloatVector high = FloatVector.fromArray(SPECIES, query, LANES);
             for (int s = 0; s < count; s++) {
                 long row = at + s * stride;
-                into[s] = MatVec.load(bf16, k, row).fma(low, MatVec.load(bf16, k, row + LANES).mul(high)).reduceLanes(VectorOperators.ADD) * scale;
+                into[s] = MatVec.load(bf16, k, row).fma(low, MatVec.load(bf16, k, row + LANES).mul(high))
+                        .reduceLanes(VectorOperators.ADD) * scale;
             }
         } else {
             int vectorWidth = width - width % LANES;
@@ -170,7 +171,8 @@ final class DecodeAttention {
             int s = 0;
             for (; s + 2 <= count; s += 2) {
                 even = MatVec.load(bf16, v, at + s * stride + i).fma(FloatVector.broadcast(SPECIES, weights[s]), even);
-                odd = MatVec.load(bf16, v, at + (s + 1) * stride + i).fma(FloatVector.broadcast(SPECIES, weights[s + 1]), odd);
+                odd = MatVec.load(bf16, v, at + (s + 1) * stride + i)
+                        .fma(FloatVector.broadcast(SPECIES, weights[s + 1]), odd);
             }
             if (s < count) {
                 even = MatVec.load(bf16, v, at + s * stride + i).fma(FloatVector.broadcast(SPECIES, weights[s]), even);

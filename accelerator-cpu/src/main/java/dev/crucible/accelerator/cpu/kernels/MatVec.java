@@ -323,7 +323,10 @@ final class MatVec {
         return Float.intBitsToFloat(bits << 16);
     }
 
-    /** {@link #floatToBf16} of every lane: the bfloat16 bits in the low half of each int. */
+    /**
+     * {@link #floatToBf16} of every lane: the bfloat16 bits in the low half of each int. For the dequantization's
+     * 512-bit vectors; the 256-bit token ops have their own copy, {@link Lanes#bf16Bits}, which says why.
+     */
     static IntVector bf16Bits(FloatVector value) {
         IntVector bits = value.reinterpretAsInts();
         IntVector rounded = bits.add(bits.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7fff)

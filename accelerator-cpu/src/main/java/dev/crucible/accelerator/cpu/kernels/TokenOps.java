@@ -147,7 +147,8 @@ final class TokenOps {
             FloatVector v = FloatVector.fromArray(SPECIES, g, i);
             FloatVector e = Lanes.exp(v.abs().neg());
             FloatVector numerator = e.blend(1f, v.compare(VectorOperators.GE, 0f));
-            Lanes.round(bf16, v.mul(numerator).div(e.add(1f))).mul(FloatVector.fromArray(SPECIES, u, i)).intoArray(g, i);
+            Lanes.round(bf16, v.mul(numerator).div(e.add(1f))).mul(FloatVector.fromArray(SPECIES, u, i))
+                    .intoArray(g, i);
         }
         for (; i < n; i++) {
             g[i] = round(bf16, g[i] / (1f + (float) Math.exp(-g[i]))) * u[i];
