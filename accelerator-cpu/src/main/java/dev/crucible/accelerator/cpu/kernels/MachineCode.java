@@ -44,6 +44,9 @@ import java.util.regex.Pattern;
  * @param bf16RowsF32x {@code bf16_rows_f32x(w, x, y, bias, in, rows)}, the same with a float32 input and without
  *                     AVX512-BF16: see the source
  * @param f32Rows {@code f32_rows(w, x, y, bias, in, rows)}: see the source
+ * @param bf16Rows8 {@code bf16_rows8}, {@link #bf16Rows} for rows of {@link #LONG_ROW_BYTES} or more, eight at a
+ *                  time: see the source
+ * @param f32Rows8 {@code f32_rows8}, the same for {@link #f32Rows}
  * @param int8Rows {@code int8_rows(codes, x, y, scales, bias, in, rows, block, bf16)}: see the source
  * @param bf16Batch {@code bf16_batch2}, {@code bf16_batch3} and {@code bf16_batch4}: {@code (w, xs, y, bias, in,
  *                 rows, out)}, see the source
@@ -55,7 +58,8 @@ import java.util.regex.Pattern;
  *                 source
  * @param bf16 whether the CPU has AVX512-BF16: without it {@link #bf16Rows} and {@link #bf16Batch} may not run
  */
-public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, MethodHandle f32Rows, MethodHandle int8Rows, List<MethodHandle> bf16Batch,
+public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, MethodHandle f32Rows, MethodHandle bf16Rows8,
+                          MethodHandle f32Rows8, MethodHandle int8Rows, List<MethodHandle> bf16Batch,
                           List<MethodHandle> f32Batch, MethodHandle nibbleRows, MethodHandle quantizeX16, MethodHandle int8RowsX16, boolean bf16) {
     /** What a symmetric int4 code's nibble stands for: q - 8. */
     private static final MemorySegment INT4_TABLE = table(new float[] {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4,
@@ -68,6 +72,14 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
         MemorySegment.copy(values, 0, table, ValueLayout.JAVA_FLOAT, 0, values.length);
         return table;
     }
+
+    /**
+     * The row length in bytes from which one-row products read eight weight rows at a time ({@code bf16_rows8},
+     * {@code f32_rows8}). Below it, one row at a time reads faster (one stream through the whole weight); from about
+     * here on, the input, as long as a row, no longer stays in the L1 cache beside the streaming weights and one row
+     * at a time falls to ~0.6 of the read (x86_64-kernels.s, docs/performance.md).
+     */
+    static final long LONG_ROW_BYTES = 16 << 10;
 
     /** The most input rows {@link #bf16Batch} takes in one pass. */
     static final int MAX_BATCH = 4;
@@ -184,6 +196,8 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
             MethodHandle bf16RowsF32x = linker.downcallHandle(code.asSlice(listing.symbols().get("bf16_rows_f32x")),
                     rowsCall);
             MethodHandle f32Rows = linker.downcallHandle(code.asSlice(listing.symbols().get("f32_rows")), rowsCall);
+            MethodHandle bf16Rows8 = linker.downcallHandle(code.asSlice(listing.symbols().get("bf16_rows8")), rowsCall);
+            MethodHandle f32Rows8 = linker.downcallHandle(code.asSlice(listing.symbols().get("f32_rows8")), rowsCall);
             MethodHandle int8Rows = linker.downcallHandle(code.asSlice(listing.symbols().get("int8_rows")),
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                             ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
@@ -208,7 +222,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
                             ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
                             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
             boolean bf16 = cpuFlags.contains(BF16_FLAG);
-            return new Availability(new MachineCode(bf16Rows, bf16RowsF32x, f32Rows, int8Rows, bf16Batch, f32Batch, nibbleRows,
+            return new Availability(new MachineCode(bf16Rows, bf16RowsF32x, f32Rows, bf16Rows8, f32Rows8, int8Rows, bf16Batch, f32Batch, nibbleRows,
                     quantizeX16, int8RowsX16, bf16), bf16 ? "AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd"
                     : "AVX512-VNNI vpdpwssd; no AVX512-BF16, so one-row bfloat16 products widen the weights in "
                             + "registers and batches stay on the vector API");
@@ -259,7 +273,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
      */
     void bf16Rows(MemorySegment w, MemorySegment x, MemorySegment y, MemorySegment bias, int in, int rows) {
         requireBf16("bf16_rows");
-        rowProduct("bf16_rows", bf16Rows, 2, 2, w, x, y, bias, in, rows);
+        longRowsFirst("bf16_rows", bf16Rows, bf16Rows8, 2, 2, w, x, y, bias, in, rows);
     }
 
     /**
@@ -275,7 +289,25 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
      * segment starts at the first row's data, {@code bias} may be null.
      */
     void f32Rows(MemorySegment w, MemorySegment x, MemorySegment y, MemorySegment bias, int in, int rows) {
-        rowProduct("f32_rows", f32Rows, 4, 4, w, x, y, bias, in, rows);
+        longRowsFirst("f32_rows", f32Rows, f32Rows8, 4, 4, w, x, y, bias, in, rows);
+    }
+
+    /**
+     * A one-row product on {@code oneRow}, except that where rows are {@link #LONG_ROW_BYTES} or longer the most
+     * rows a multiple of eight covers go to {@code eightRows} ({@code kernel + "8"}) first.
+     */
+    private static void longRowsFirst(String kernel, MethodHandle oneRow, MethodHandle eightRows, int bytes,
+                                      int inputBytes, MemorySegment w, MemorySegment x, MemorySegment y,
+                                      MemorySegment bias, int in, int rows) {
+        int grouped = (long) bytes * in >= LONG_ROW_BYTES ? rows & -8 : 0;
+        if (grouped > 0) {
+            rowProduct(kernel + "8", eightRows, bytes, inputBytes, w, x, y, bias, in, grouped);
+        }
+        if (grouped < rows) {
+            rowProduct(kernel, oneRow, bytes, inputBytes, w.asSlice((long) bytes * in * grouped), x,
+                    y.asSlice((long) bytes * grouped), bias == null ? null : bias.asSlice((long) bytes * grouped), in,
+                    rows - grouped);
+        }
     }
 
     /**

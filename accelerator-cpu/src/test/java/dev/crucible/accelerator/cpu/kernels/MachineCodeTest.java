@@ -87,9 +87,14 @@ class MachineCodeTest {
     }
 
     @Test
-    void bf16RowsEqualsTheExactSumRoundedOnceForEveryTailAndBias() {
-        MachineCode code = loadedWithBf16();
+    void bf16RowsEqualsTheExactSumRoundedOnceForEveryTailAndBias() throws ReflectiveOperationException {
+        MachineCode code = counting(loadedWithBf16());
+        int longRowCalls = LONG_ROW_CALLS.get();
         assertOneRowBf16Products(code::bf16Rows, 7, 0, 1, 2, 31, 32, 33, 63, 64, 127, 128, 129, 255, 256, 300, 896, 1000);
+        assertEquals(longRowCalls, LONG_ROW_CALLS.get(), "rows shorter than LONG_ROW_BYTES go one at a time");
+        // Rows of 16 KiB and more: their first multiple of eight rows on bf16_rows8, the rest on bf16_rows.
+        assertOneRowBf16Products(code::bf16Rows, 8, 8192, 8193, 8207, 9728, 11008);
+        assertTrue(LONG_ROW_CALLS.get() > 0, "bf16_rows8 ran");
     }
 
     @Test
@@ -114,28 +119,29 @@ class MachineCodeTest {
     }
 
     /**
-     * {@code product} over 5 rows of random bf16 weights for each input width, with and without a bias: each output
-     * the exact sum rounded once (within float32 accumulation), nothing written outside y (a guard each side).
+     * {@code product} over 5 and 13 rows of random bf16 weights for each input width, with and without a bias: each
+     * output the exact sum rounded once (within float32 accumulation), nothing written outside y (a guard each side).
      */
     private static void assertOneRowBf16Products(OneRowBf16 product, long seed, int... widths) {
         Random random = new Random(seed);
         try (Arena arena = Arena.ofConfined()) {
             for (int in : widths) {
-                int rows = 5;
-                MemorySegment w = bf16(arena, random, Math.max(1, rows * in));
-                MemorySegment x = bf16(arena, random, Math.max(1, in));
-                MemorySegment bias = bf16(arena, random, rows);
-                for (boolean withBias : new boolean[] {false, true}) {
-                    MemorySegment guarded = arena.allocate(2L * (rows + 2));
-                    guarded.fill((byte) 0x5a);
-                    MemorySegment y = guarded.asSlice(2, 2L * rows);
-                    product.run(w, x, y, withBias ? bias : null, in, rows);
-                    assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, 0), "written before y, in " + in);
-                    assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, rows + 1), "written after y, in " + in);
-                    for (int n = 0; n < rows; n++) {
-                        assertBf16Product(MatVec.bf16ToFloat(y.getAtIndex(BF16, n)), w, (long) n * in, x, 0, in,
-                                withBias ? MatVec.bf16ToFloat(bias.getAtIndex(BF16, n)) : 0,
-                                "in " + in + " row " + n + " bias " + withBias);
+                for (int rows : new int[] {5, 13}) {
+                    MemorySegment w = bf16(arena, random, Math.max(1, rows * in));
+                    MemorySegment x = bf16(arena, random, Math.max(1, in));
+                    MemorySegment bias = bf16(arena, random, rows);
+                    for (boolean withBias : new boolean[] {false, true}) {
+                        MemorySegment guarded = arena.allocate(2L * (rows + 2));
+                        guarded.fill((byte) 0x5a);
+                        MemorySegment y = guarded.asSlice(2, 2L * rows);
+                        product.run(w, x, y, withBias ? bias : null, in, rows);
+                        String where = "in " + in + ", " + rows + " rows, bias " + withBias;
+                        assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, 0), "written before y, " + where);
+                        assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, rows + 1), "written after y, " + where);
+                        for (int n = 0; n < rows; n++) {
+                            assertBf16Product(MatVec.bf16ToFloat(y.getAtIndex(BF16, n)), w, (long) n * in, x, 0, in,
+                                    withBias ? MatVec.bf16ToFloat(bias.getAtIndex(BF16, n)) : 0, where + ", row " + n);
+                        }
                     }
                 }
             }
@@ -173,40 +179,46 @@ class MachineCodeTest {
     }
 
     @Test
-    void f32RowsEqualsTheExactSumForEveryTailAndBias() {
-        MachineCode code = loaded();
+    void f32RowsEqualsTheExactSumForEveryTailAndBias() throws ReflectiveOperationException {
+        // Rows of 4096 floats and more (16 KiB) go eight at a time to f32_rows8, the rest of them to f32_rows.
+        MachineCode code = counting(loaded());
         Random random = new Random(11);
+        int longRowCalls = LONG_ROW_CALLS.get();
         try (Arena arena = Arena.ofConfined()) {
-            for (int in : new int[] {0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 127, 128, 129, 896, 1000, 4864, 4871}) {
-                int rows = 5;
-                MemorySegment w = f32(arena, random, Math.max(1, rows * in));
-                MemorySegment x = f32(arena, random, Math.max(1, in));
-                MemorySegment bias = f32(arena, random, rows);
-                for (boolean withBias : new boolean[] {false, true}) {
-                    MemorySegment guarded = arena.allocate(4L * (rows + 2));
-                    guarded.fill((byte) 0x5a);
-                    MemorySegment y = guarded.asSlice(4, 4L * rows);
-                    code.f32Rows(w, x, y, withBias ? bias : null, in, rows);
-                    assertEquals(0x5a5a5a5a, guarded.getAtIndex(ValueLayout.JAVA_INT, 0), "written before y, in " + in);
-                    assertEquals(0x5a5a5a5a, guarded.getAtIndex(ValueLayout.JAVA_INT, rows + 1),
-                            "written after y, in " + in);
-                    for (int n = 0; n < rows; n++) {
-                        double exact = withBias ? bias.getAtIndex(ValueLayout.JAVA_FLOAT, n) : 0;
-                        double magnitude = Math.abs(exact);
-                        for (int k = 0; k < in; k++) {
-                            double product = (double) w.getAtIndex(ValueLayout.JAVA_FLOAT, (long) n * in + k)
-                                    * x.getAtIndex(ValueLayout.JAVA_FLOAT, k);
-                            exact += product;
-                            magnitude += Math.abs(product);
+            for (int in : new int[] {0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 127, 128, 129, 896, 1000, 4095, 4096, 4103,
+                    4864, 4871}) {
+                for (int rows : new int[] {5, 13}) {
+                    MemorySegment w = f32(arena, random, Math.max(1, rows * in));
+                    MemorySegment x = f32(arena, random, Math.max(1, in));
+                    MemorySegment bias = f32(arena, random, rows);
+                    for (boolean withBias : new boolean[] {false, true}) {
+                        MemorySegment guarded = arena.allocate(4L * (rows + 2));
+                        guarded.fill((byte) 0x5a);
+                        MemorySegment y = guarded.asSlice(4, 4L * rows);
+                        code.f32Rows(w, x, y, withBias ? bias : null, in, rows);
+                        String where = "in " + in + ", " + rows + " rows, bias " + withBias;
+                        assertEquals(0x5a5a5a5a, guarded.getAtIndex(ValueLayout.JAVA_INT, 0), "written before y, " + where);
+                        assertEquals(0x5a5a5a5a, guarded.getAtIndex(ValueLayout.JAVA_INT, rows + 1),
+                                "written after y, " + where);
+                        for (int n = 0; n < rows; n++) {
+                            double exact = withBias ? bias.getAtIndex(ValueLayout.JAVA_FLOAT, n) : 0;
+                            double magnitude = Math.abs(exact);
+                            for (int k = 0; k < in; k++) {
+                                double product = (double) w.getAtIndex(ValueLayout.JAVA_FLOAT, (long) n * in + k)
+                                        * x.getAtIndex(ValueLayout.JAVA_FLOAT, k);
+                                exact += product;
+                                magnitude += Math.abs(product);
+                            }
+                            // float32 accumulation in 8 to 32 lanes, then the lanes' sum: a few ulps of the magnitude.
+                            float got = y.getAtIndex(ValueLayout.JAVA_FLOAT, n);
+                            assertTrue(Math.abs(got - exact) <= magnitude * 1e-6 * Math.max(1, in / 32.0),
+                                    where + ", row " + n + ": " + got + " against " + exact);
                         }
-                        // float32 accumulation in 32 lanes, then the lanes' sum: a few ulps of the magnitude.
-                        float got = y.getAtIndex(ValueLayout.JAVA_FLOAT, n);
-                        assertTrue(Math.abs(got - exact) <= magnitude * 1e-6 * Math.max(1, in / 32.0),
-                                "in " + in + " row " + n + " bias " + withBias + ": " + got + " against " + exact);
                     }
                 }
             }
         }
+        assertTrue(LONG_ROW_CALLS.get() > longRowCalls, "f32_rows8 ran");
     }
 
     @Test
@@ -775,6 +787,12 @@ class MachineCodeTest {
     private static final java.util.concurrent.atomic.AtomicInteger INT8_CALLS = new java.util.concurrent.atomic.AtomicInteger();
 
     private static final java.util.concurrent.atomic.AtomicInteger F32_CALLS = new java.util.concurrent.atomic.AtomicInteger();
+    /** Calls of the eight-row kernels (bf16_rows8, f32_rows8), besides their type's own count. */
+    private static final java.util.concurrent.atomic.AtomicInteger LONG_ROW_CALLS = new java.util.concurrent.atomic.AtomicInteger();
+
+    static void countLongRows() {
+        LONG_ROW_CALLS.incrementAndGet();
+    }
 
     static void countF32() {
         F32_CALLS.incrementAndGet();
@@ -800,10 +818,15 @@ class MachineCodeTest {
         var none = java.lang.invoke.MethodType.methodType(void.class);
         var bf16 = lookup.findStatic(MachineCodeTest.class, "countBf16", none);
         var f32Counter = lookup.findStatic(MachineCodeTest.class, "countF32", none);
+        var longRows = lookup.findStatic(MachineCodeTest.class, "countLongRows", none);
         return new MachineCode(java.lang.invoke.MethodHandles.foldArguments(code.bf16Rows(), bf16),
                 java.lang.invoke.MethodHandles.foldArguments(code.bf16RowsF32x(), bf16),
                 java.lang.invoke.MethodHandles.foldArguments(code.f32Rows(),
                         lookup.findStatic(MachineCodeTest.class, "countF32", none)),
+                java.lang.invoke.MethodHandles.foldArguments(java.lang.invoke.MethodHandles.foldArguments(
+                        code.bf16Rows8(), bf16), longRows),
+                java.lang.invoke.MethodHandles.foldArguments(java.lang.invoke.MethodHandles.foldArguments(
+                        code.f32Rows8(), f32Counter), longRows),
                 java.lang.invoke.MethodHandles.foldArguments(code.int8Rows(),
                         lookup.findStatic(MachineCodeTest.class, "countInt8", none)),
                 code.bf16Batch().stream().map(handle -> java.lang.invoke.MethodHandles.foldArguments(handle, bf16))
