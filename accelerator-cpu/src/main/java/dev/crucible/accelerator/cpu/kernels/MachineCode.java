@@ -44,8 +44,8 @@ import java.util.regex.Pattern;
  * @param bf16RowsF32x {@code bf16_rows_f32x(w, x, y, bias, in, rows)}, the same with a float32 input and without
  *                     AVX512-BF16: see the source
  * @param f32Rows {@code f32_rows(w, x, y, bias, in, rows)}: see the source
- * @param bf16Rows8 {@code bf16_rows8}, {@link #bf16Rows} for rows of {@link #LONG_ROW_BYTES} or more, eight at a
- *                  time: see the source
+ * @param bf16Rows8 {@code bf16_rows8}, {@link #bf16Rows} for inputs of {@link #LONG_INPUT_BYTES} or more, eight rows
+ *                  at a time: see the source
  * @param f32Rows8 {@code f32_rows8}, the same for {@link #f32Rows}
  * @param int8Rows {@code int8_rows(codes, x, y, scales, bias, in, rows, block, bf16)}: see the source
  * @param bf16Batch {@code bf16_batch2}, {@code bf16_batch3} and {@code bf16_batch4}: {@code (w, xs, y, bias, in,
@@ -60,7 +60,8 @@ import java.util.regex.Pattern;
  */
 public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, MethodHandle f32Rows, MethodHandle bf16Rows8,
                           MethodHandle f32Rows8, MethodHandle int8Rows, List<MethodHandle> bf16Batch,
-                          List<MethodHandle> f32Batch, MethodHandle nibbleRows, MethodHandle quantizeX16, MethodHandle int8RowsX16, boolean bf16) {
+                          List<MethodHandle> f32Batch, MethodHandle nibbleRows, MethodHandle quantizeX16, MethodHandle int8RowsX16,
+                          MethodHandle int8Rows8X16, boolean bf16) {
     /** What a symmetric int4 code's nibble stands for: q - 8. */
     private static final MemorySegment INT4_TABLE = table(new float[] {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4,
         5, 6, 7});
@@ -74,12 +75,13 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
     }
 
     /**
-     * The row length in bytes from which one-row products read eight weight rows at a time ({@code bf16_rows8},
-     * {@code f32_rows8}). Below it, one row at a time reads faster (one stream through the whole weight); from about
-     * here on, the input, as long as a row, no longer stays in the L1 cache beside the streaming weights and one row
-     * at a time falls to ~0.6 of the read (x86_64-kernels.s, docs/performance.md).
+     * The size of a one-row product's input from which it reads eight weight rows at a time ({@code bf16_rows8},
+     * {@code f32_rows8}, {@code int8_rows8_x16}). From about here on the input, re-read for every row, no longer
+     * stays in the L1 cache beside the streaming weights, and one row at a time falls to 0.5-0.6 of the read; below
+     * it one row at a time reads faster, as one stream through the whole weight (x86_64-kernels.s,
+     * docs/performance.md).
      */
-    static final long LONG_ROW_BYTES = 16 << 10;
+    static final long LONG_INPUT_BYTES = 16 << 10;
 
     /** The most input rows {@link #bf16Batch} takes in one pass. */
     static final int MAX_BATCH = 4;
@@ -217,13 +219,16 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
             MethodHandle quantizeX16 = linker.downcallHandle(code.asSlice(listing.symbols().get("quantize_x16")),
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+            FunctionDescriptor x16Call = FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                    ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS);
             MethodHandle int8RowsX16 = linker.downcallHandle(code.asSlice(listing.symbols().get("int8_rows_x16")),
-                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                            ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
-                            ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
+                    x16Call);
+            MethodHandle int8Rows8X16 = linker.downcallHandle(code.asSlice(listing.symbols().get("int8_rows8_x16")),
+                    x16Call);
             boolean bf16 = cpuFlags.contains(BF16_FLAG);
             return new Availability(new MachineCode(bf16Rows, bf16RowsF32x, f32Rows, bf16Rows8, f32Rows8, int8Rows, bf16Batch, f32Batch, nibbleRows,
-                    quantizeX16, int8RowsX16, bf16), bf16 ? "AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd"
+                    quantizeX16, int8RowsX16, int8Rows8X16, bf16), bf16 ? "AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd"
                     : "AVX512-VNNI vpdpwssd; no AVX512-BF16, so one-row bfloat16 products widen the weights in "
                             + "registers and batches stay on the vector API");
         } catch (RuntimeException | Error e) {
@@ -293,13 +298,13 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
     }
 
     /**
-     * A one-row product on {@code oneRow}, except that where rows are {@link #LONG_ROW_BYTES} or longer the most
-     * rows a multiple of eight covers go to {@code eightRows} ({@code kernel + "8"}) first.
+     * A one-row product on {@code oneRow}, except that where the input is {@link #LONG_INPUT_BYTES} or longer the
+     * most rows a multiple of eight covers go to {@code eightRows} ({@code kernel + "8"}) first.
      */
     private static void longRowsFirst(String kernel, MethodHandle oneRow, MethodHandle eightRows, int bytes,
                                       int inputBytes, MemorySegment w, MemorySegment x, MemorySegment y,
                                       MemorySegment bias, int in, int rows) {
-        int grouped = (long) bytes * in >= LONG_ROW_BYTES ? rows & -8 : 0;
+        int grouped = (long) inputBytes * in >= LONG_INPUT_BYTES ? rows & -8 : 0;
         if (grouped > 0) {
             rowProduct(kernel + "8", eightRows, bytes, inputBytes, w, x, y, bias, in, grouped);
         }
@@ -414,10 +419,22 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
                     + codes.byteSize() + "/" + xq.byteSize() + "/" + y.byteSize() + "/" + scales.byteSize()
                     + " bytes given");
         }
+        // One scale per row and a long input: the first multiple of eight rows on int8_rows8_x16 (same bits).
+        int grouped = block == in && 2L * in >= LONG_INPUT_BYTES ? rows & -8 : 0;
         try {
             MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
-            int8RowsX16.invokeExact(codes, xq, y, scales, addend, (long) in, (long) rows, (long) block, bf16 ? 1L : 0L,
-                    xq.asSlice(2L * in));
+            MemorySegment xscales = xq.asSlice(2L * in);
+            if (grouped > 0) {
+                int8Rows8X16.invokeExact(codes, xq, y, scales, addend, (long) in, (long) grouped, (long) block,
+                        bf16 ? 1L : 0L, xscales);
+            }
+            if (grouped < rows) {
+                long each = bf16 ? 2L : 4L;
+                MemorySegment restBias = bias == null ? MemorySegment.NULL : bias.asSlice(each * grouped);
+                int8RowsX16.invokeExact(codes.asSlice((long) in * grouped), xq, y.asSlice(each * grouped),
+                        scales.asSlice(4L * grouped), restBias, (long) in, (long) (rows - grouped), (long) block,
+                        bf16 ? 1L : 0L, xscales);
+            }
         } catch (Throwable e) {
             throw new IllegalStateException(e);
         }

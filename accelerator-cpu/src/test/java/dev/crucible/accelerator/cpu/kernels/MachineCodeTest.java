@@ -560,15 +560,20 @@ class MachineCodeTest {
     }
 
     @Test
-    void int8RowsX16EqualsTheExactIntegerSumsAndStaysWithinTheInputsErrorOfTheFloatProduct() {
-        MachineCode code = loaded();
+    void int8RowsX16EqualsTheExactIntegerSumsAndStaysWithinTheInputsErrorOfTheFloatProduct()
+            throws ReflectiveOperationException {
+        // Inputs of 16 KiB and more (8,192 columns) with one scale per row: the first eight rows on int8_rows8_x16,
+        // the rest on int8_rows_x16; grouped scales stay one row at a time.
+        MachineCode code = counting(loaded());
         Random random = new Random(23);
+        int longRowCalls = LONG_ROW_CALLS.get();
         try (Arena arena = Arena.ofConfined()) {
-            for (int[] widths : new int[][] {{128, 128}, {896, 896}, {896, 128}, {512, 256}, {4864, 4864}}) {
+            for (int[] widths : new int[][] {{128, 128, 3}, {896, 896, 3}, {896, 128, 3}, {512, 256, 3},
+                    {4864, 4864, 3}, {8064, 8064, 9}, {8192, 8192, 11}, {11008, 11008, 8}, {8192, 1024, 9}}) {
                 int in = widths[0];
                 int block = widths[1];
                 int groups = in / block;
-                int rows = 3;
+                int rows = widths[2];
                 MemorySegment codes = int8Codes(arena, random, (long) in * rows);
                 MemorySegment x = arena.allocate(4L * in);
                 for (int k = 0; k < in; k++) {
@@ -616,6 +621,7 @@ class MachineCodeTest {
                     }
                 }
             }
+            assertTrue(LONG_ROW_CALLS.get() > longRowCalls, "int8_rows8_x16 ran");
             MemorySegment any = arena.allocate(8192);
             assertThrows(IllegalArgumentException.class,
                     () -> code.int8RowsX16(any, any, any, any, null, false, 192, 192, 1));
@@ -837,7 +843,10 @@ class MachineCodeTest {
                         lookup.findStatic(MachineCodeTest.class, "countNibbles", none)),
                 code.quantizeX16(),
                 java.lang.invoke.MethodHandles.foldArguments(code.int8RowsX16(),
-                        lookup.findStatic(MachineCodeTest.class, "countInt8", none)), code.bf16());
+                        lookup.findStatic(MachineCodeTest.class, "countInt8", none)),
+                java.lang.invoke.MethodHandles.foldArguments(java.lang.invoke.MethodHandles.foldArguments(
+                        code.int8Rows8X16(), lookup.findStatic(MachineCodeTest.class, "countInt8", none)), longRows),
+                code.bf16());
     }
 
     /**
