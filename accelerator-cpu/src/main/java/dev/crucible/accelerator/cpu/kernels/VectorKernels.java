@@ -174,7 +174,10 @@ public final class VectorKernels implements HostKernels {
             body.run(0, out);
             return;
         }
-        inChunks(out, (int) Math.max(1, TASK_BYTES / rowBytes), body);
+        int rowsPerTask = (int) Math.max(1, TASK_BYTES / rowBytes);
+        // Whole blocks of eight where a task has them: long rows go eight at a time (MachineCode.LONG_INPUT_BYTES),
+        // and a task's last few rows would otherwise take the slower one-row kernel.
+        inChunks(out, rowsPerTask >= 8 ? rowsPerTask & -8 : rowsPerTask, body);
     }
 
     /** {@code segment} from byte {@code offset} on, or null for null (an absent bias). */
