@@ -9,6 +9,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -76,12 +78,46 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
 
     /**
      * The size of a one-row product's input from which it reads eight weight rows at a time ({@code bf16_rows8},
-     * {@code f32_rows8}, {@code int8_rows8_x16}). From about here on the input, re-read for every row, no longer
-     * stays in the L1 cache beside the streaming weights, and one row at a time falls to 0.5-0.6 of the read; below
-     * it one row at a time reads faster, as one stream through the whole weight (x86_64-kernels.s,
-     * docs/performance.md).
+     * {@code f32_rows8}, {@code int8_rows8_x16}): half this CPU's L1 data cache. From about there on the input,
+     * re-read for every row, no longer stays in the L1 cache beside the weights streaming through it, and one row at
+     * a time fell to 0.5-0.6 of the read; below it one row at a time reads faster, as one stream through the whole
+     * weight. Measured on Zen 4's 32 KiB L1 (x86_64-kernels.s, docs/performance.md): 16 KiB. The cache's size is read
+     * from Linux's sysfs, so a CPU with a 48 KiB L1 (Ice Lake, Sapphire Rapids) moves the threshold with it.
      */
-    static final long LONG_INPUT_BYTES = 16 << 10;
+    public static final long LONG_INPUT_BYTES = longInputBytes(Path.of("/sys/devices/system/cpu/cpu0/cache"));
+
+    /** Half the level-1 data cache that {@code cacheDir} ({@code .../cpu0/cache}) describes, 16 KiB where unknown. */
+    static long longInputBytes(Path cacheDir) {
+        long l1 = 32 << 10;
+        try (var entries = Files.newDirectoryStream(cacheDir, "index*")) {
+            for (Path index : entries) {
+                if (read(index.resolve("level")).equals("1") && read(index.resolve("type")).equals("Data")) {
+                    l1 = parseCacheSize(read(index.resolve("size")), l1);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux, or no cache description: the measured default
+        }
+        return Math.clamp(l1, 16 << 10, 256 << 10) / 2;
+    }
+
+    /** "32K" or "1M" (sysfs's form) in bytes; {@code otherwise} for anything else. */
+    private static long parseCacheSize(String size, long otherwise) {
+        Matcher matcher = Pattern.compile("(\\d+)([KM]?)").matcher(size);
+        if (!matcher.matches()) {
+            return otherwise;
+        }
+        long value = Long.parseLong(matcher.group(1));
+        return switch (matcher.group(2)) {
+            case "K" -> value << 10;
+            case "M" -> value << 20;
+            default -> value;
+        };
+    }
+
+    private static String read(Path file) throws IOException {
+        return Files.readString(file).trim();
+    }
 
     /** The most input rows {@link #bf16Batch} takes in one pass. */
     static final int MAX_BATCH = 4;

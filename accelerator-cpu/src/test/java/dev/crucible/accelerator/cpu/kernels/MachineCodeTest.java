@@ -92,8 +92,10 @@ class MachineCodeTest {
         int longRowCalls = LONG_ROW_CALLS.get();
         assertOneRowBf16Products(code::bf16Rows, 7, 0, 1, 2, 31, 32, 33, 63, 64, 127, 128, 129, 255, 256, 300, 896, 1000);
         assertEquals(longRowCalls, LONG_ROW_CALLS.get(), "rows shorter than LONG_ROW_BYTES go one at a time");
-        // Rows of 16 KiB and more: their first multiple of eight rows on bf16_rows8, the rest on bf16_rows.
-        assertOneRowBf16Products(code::bf16Rows, 8, 8192, 8193, 8207, 9728, 11008);
+        // Inputs of LONG_INPUT_BYTES and more (16 KiB on a 32 KiB L1: 8,192 columns): their first multiple of eight
+        // rows on bf16_rows8, the rest on bf16_rows.
+        int longIn = (int) (MachineCode.LONG_INPUT_BYTES / 2);
+        assertOneRowBf16Products(code::bf16Rows, 8, longIn - 1, longIn, longIn + 1, longIn + 15, longIn + 2816);
         assertTrue(LONG_ROW_CALLS.get() > 0, "bf16_rows8 ran");
     }
 
@@ -149,6 +151,24 @@ class MachineCodeTest {
     }
 
     @Test
+    void longInputsStartAtHalfTheL1DataCache(@org.junit.jupiter.api.io.TempDir java.nio.file.Path cpu)
+            throws java.io.IOException {
+        // sysfs's cache description: index0 the L1 data cache, index1 the L1 instruction cache, index2 the L2.
+        String[][] caches = {{"1", "Data", "48K"}, {"1", "Instruction", "32K"}, {"2", "Unified", "2048K"}};
+        for (int i = 0; i < caches.length; i++) {
+            java.nio.file.Path index = java.nio.file.Files.createDirectories(cpu.resolve("index" + i));
+            java.nio.file.Files.writeString(index.resolve("level"), caches[i][0] + "\n");
+            java.nio.file.Files.writeString(index.resolve("type"), caches[i][1] + "\n");
+            java.nio.file.Files.writeString(index.resolve("size"), caches[i][2] + "\n");
+        }
+        assertEquals(24 << 10, MachineCode.longInputBytes(cpu));
+        // Unknown (no description, or one that does not parse): Zen 4's measured 16 KiB.
+        assertEquals(16 << 10, MachineCode.longInputBytes(cpu.resolve("missing")));
+        java.nio.file.Files.writeString(cpu.resolve("index0").resolve("size"), "large\n");
+        assertEquals(16 << 10, MachineCode.longInputBytes(cpu));
+    }
+
+    @Test
     void bf16OutputsAreRoundedToNearestEvenBitForBitWithoutAvx512Bf16() {
         // A product of one weight 1.0 and one float32 input is the input itself: what comes out is the rounding
         // alone, checked against c10's rule (ties to even, NaN to 0x7fc0, denormals kept) bit for bit. (Not -0: a
@@ -180,13 +200,15 @@ class MachineCodeTest {
 
     @Test
     void f32RowsEqualsTheExactSumForEveryTailAndBias() throws ReflectiveOperationException {
-        // Rows of 4096 floats and more (16 KiB) go eight at a time to f32_rows8, the rest of them to f32_rows.
+        // Inputs of LONG_INPUT_BYTES and more (16 KiB on a 32 KiB L1: 4,096 floats) go eight rows at a time to
+        // f32_rows8, the rest of their rows to f32_rows.
         MachineCode code = counting(loaded());
         Random random = new Random(11);
         int longRowCalls = LONG_ROW_CALLS.get();
+        int longIn = (int) (MachineCode.LONG_INPUT_BYTES / 4);
         try (Arena arena = Arena.ofConfined()) {
-            for (int in : new int[] {0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 127, 128, 129, 896, 1000, 4095, 4096, 4103,
-                    4864, 4871}) {
+            for (int in : new int[] {0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 127, 128, 129, 896, 1000, 4864, longIn - 1,
+                    longIn, longIn + 7, longIn + 775}) {
                 for (int rows : new int[] {5, 13}) {
                     MemorySegment w = f32(arena, random, Math.max(1, rows * in));
                     MemorySegment x = f32(arena, random, Math.max(1, in));
@@ -562,14 +584,16 @@ class MachineCodeTest {
     @Test
     void int8RowsX16EqualsTheExactIntegerSumsAndStaysWithinTheInputsErrorOfTheFloatProduct()
             throws ReflectiveOperationException {
-        // Inputs of 16 KiB and more (8,192 columns) with one scale per row: the first eight rows on int8_rows8_x16,
-        // the rest on int8_rows_x16; grouped scales stay one row at a time.
+        // 16-bit inputs of LONG_INPUT_BYTES and more (8,192 columns on a 32 KiB L1) with one scale per row: the first
+        // eight rows on int8_rows8_x16, the rest on int8_rows_x16; grouped scales stay one row at a time.
         MachineCode code = counting(loaded());
         Random random = new Random(23);
         int longRowCalls = LONG_ROW_CALLS.get();
+        int longIn = (int) (MachineCode.LONG_INPUT_BYTES / 2);
         try (Arena arena = Arena.ofConfined()) {
             for (int[] widths : new int[][] {{128, 128, 3}, {896, 896, 3}, {896, 128, 3}, {512, 256, 3},
-                    {4864, 4864, 3}, {8064, 8064, 9}, {8192, 8192, 11}, {11008, 11008, 8}, {8192, 1024, 9}}) {
+                    {4864, 4864, 3}, {longIn - 128, longIn - 128, 9}, {longIn, longIn, 11},
+                    {longIn + 2816, longIn + 2816, 8}, {longIn, 1024, 9}}) {
                 int in = widths[0];
                 int block = widths[1];
                 int groups = in / block;
