@@ -390,6 +390,95 @@ bf16_rows_f32x:
     vzeroupper
     ret
 
+# One row's 16 columns in bf16_rows8_f32x: the bf16 weights at \row widened to float32 in zmm9, times the input in
+# zmm8, added to the row's accumulator zmm\acc. WIDEN_FMA_MASKED reads only the columns in k1.
+.macro WIDEN_FMA acc, row:vararg
+    vpmovzxwd zmm9, [\row]
+    vpslld zmm9, zmm9, 16
+    vfmadd231ps zmm\acc, zmm9, zmm8
+.endm
+
+.macro WIDEN_FMA_MASKED acc, row:vararg
+    vmovdqu16 ymm9{k1}{z}, [\row]
+    vpmovzxwd zmm9, ymm9
+    vpslld zmm9, zmm9, 16
+    vfmadd231ps zmm\acc, zmm9, zmm8
+.endm
+
+# void bf16_rows8_f32x(const bf16 *w, const float *x, bf16 *y, const bf16 *bias, int64 in, int64 rows)
+#
+# bf16_rows_f32x for long inputs, eight rows at a time for the reason bf16_rows8 gives (here the float32 input is
+# twice a row's bytes); rows is a multiple of 8. Each 16 input floats are loaded once for the eight rows, whose
+# weights widen as in bf16_rows_f32x (vpmovzxwd, vpslld) and meet them in FMAs: one accumulator of 16 lanes per row,
+# each folded to 8 lanes, the eight summed together (REDUCE8); each sum then goes out as in bf16_rows (bias, one
+# rounding). Any in ≥ 0: whole vectors of 16, then masked loads for the rest. One thread on Zen 4 (which runs
+# bf16_rows in production; this measures the mechanism), 4096 × 11008: 11-13 GB/s one row at a time, 20-24 here;
+# 896 × 4864: 17-20 against 20-22.
+.globl bf16_rows8_f32x
+bf16_rows8_f32x:
+    lea r10, [r8 + r8]              # weight bytes per row
+    ENTER_ROWS8
+    sub rsp, 32                     # the block's eight sums, on their way out
+    mov eax, r8d
+    and eax, 15                     # elements after the last whole vector
+    mov ebx, -1
+    shlx ebx, ebx, eax
+    not ebx
+    kmovd k1, ebx                   # their mask (words of the weights, dwords of the input)
+    and r8, -16
+    shl r8, 2
+    add r8, rsi                     # the end of the input's whole vectors
+    test r9, r9
+    jz 59f
+50:
+    ROWS8_BLOCK
+    cmp rax, r8
+    jae 52f
+51:
+    vmovups zmm8, [rax]
+    WIDEN_FMA 0, rbx
+    WIDEN_FMA 1, rbx + r10
+    WIDEN_FMA 2, rbx + 2 * r10
+    WIDEN_FMA 3, rbx + r11
+    WIDEN_FMA 4, r12
+    WIDEN_FMA 5, r12 + r10
+    WIDEN_FMA 6, r12 + 2 * r10
+    WIDEN_FMA 7, r12 + r11
+    add rax, 64
+    add rbx, 32
+    add r12, 32
+    cmp rax, r8
+    jb 51b
+52:
+    kortestw k1, k1
+    jz 53f
+    vmovups zmm8{k1}{z}, [rax]
+    WIDEN_FMA_MASKED 0, rbx
+    WIDEN_FMA_MASKED 1, rbx + r10
+    WIDEN_FMA_MASKED 2, rbx + 2 * r10
+    WIDEN_FMA_MASKED 3, rbx + r11
+    WIDEN_FMA_MASKED 4, r12
+    WIDEN_FMA_MASKED 5, r12 + r10
+    WIDEN_FMA_MASKED 6, r12 + 2 * r10
+    WIDEN_FMA_MASKED 7, r12 + r11
+53:
+    .irp acc, 0, 1, 2, 3, 4, 5, 6, 7
+    vextractf64x4 ymm9, zmm\acc, 1
+    vaddps ymm\acc, ymm\acc, ymm9
+    .endr
+    REDUCE8
+    vmovups [rsp], ymm0
+    .irp at, 0, 4, 8, 12, 16, 20, 24, 28
+    vmovss xmm0, dword ptr [rsp + \at]
+    BF16_ROW_OUT
+    .endr
+    lea rdi, [rdi + 8 * r10]
+    dec r9
+    jnz 50b
+59:
+    add rsp, 32
+    LEAVE_ROWS8
+
 # void f32_rows(const float *w, const float *x, float *y, const float *bias, int64 in, int64 rows)
 #
 # y[n] = Σ_k w[n·in + k]·x[k] + bias[n] for n in [0, rows), in float32: rows of w one after another, each in four

@@ -140,7 +140,7 @@ public class CpuBackend extends TorchBackend<TorchEnvironment> {
                         : "machine code (AVX512-VNNI vpdpwssd; no AVX512-BF16, so bf16 weights widened in registers) for"
                                 + " one-row bf16 products,")
                 + " float32 products of up to 8 rows and one-row int8, int4 and nf4 decode products (float32,"
-                + " int8 and, with AVX512-BF16, bf16 ones read eight weight rows at a time where the input is "
+                + " bf16 and int8 ones read eight weight rows at a time where the input is "
                 + (MachineCode.LONG_INPUT_BYTES >> 10) + " KiB or more, half the L1 data cache), vector"
                 + " API kernels for the rest of"
                 : "vector API kernels for") + " decode steps, libtorch for the rest"

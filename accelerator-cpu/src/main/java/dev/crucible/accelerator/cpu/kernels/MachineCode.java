@@ -48,6 +48,7 @@ import java.util.regex.Pattern;
  * @param f32Rows {@code f32_rows(w, x, y, bias, in, rows)}: see the source
  * @param bf16Rows8 {@code bf16_rows8}, {@link #bf16Rows} for inputs of {@link #LONG_INPUT_BYTES} or more, eight rows
  *                  at a time: see the source
+ * @param bf16Rows8F32x {@code bf16_rows8_f32x}, the same for {@link #bf16RowsF32x}
  * @param f32Rows8 {@code f32_rows8}, the same for {@link #f32Rows}
  * @param int8Rows {@code int8_rows(codes, x, y, scales, bias, in, rows, block, bf16)}: see the source
  * @param bf16Batch {@code bf16_batch2}, {@code bf16_batch3} and {@code bf16_batch4}: {@code (w, xs, y, bias, in,
@@ -61,7 +62,7 @@ import java.util.regex.Pattern;
  * @param bf16 whether the CPU has AVX512-BF16: without it {@link #bf16Rows} and {@link #bf16Batch} may not run
  */
 public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, MethodHandle f32Rows, MethodHandle bf16Rows8,
-                          MethodHandle f32Rows8, MethodHandle int8Rows, List<MethodHandle> bf16Batch,
+                          MethodHandle bf16Rows8F32x, MethodHandle f32Rows8, MethodHandle int8Rows, List<MethodHandle> bf16Batch,
                           List<MethodHandle> f32Batch, MethodHandle nibbleRows, MethodHandle quantizeX16, MethodHandle int8RowsX16,
                           MethodHandle int8Rows8X16, boolean bf16) {
     /** What a symmetric int4 code's nibble stands for: q - 8. */
@@ -235,6 +236,8 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
                     rowsCall);
             MethodHandle f32Rows = linker.downcallHandle(code.asSlice(listing.symbols().get("f32_rows")), rowsCall);
             MethodHandle bf16Rows8 = linker.downcallHandle(code.asSlice(listing.symbols().get("bf16_rows8")), rowsCall);
+            MethodHandle bf16Rows8F32x = linker.downcallHandle(code.asSlice(listing.symbols().get("bf16_rows8_f32x")),
+                    rowsCall);
             MethodHandle f32Rows8 = linker.downcallHandle(code.asSlice(listing.symbols().get("f32_rows8")), rowsCall);
             MethodHandle int8Rows = linker.downcallHandle(code.asSlice(listing.symbols().get("int8_rows")),
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
@@ -263,7 +266,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
             MethodHandle int8Rows8X16 = linker.downcallHandle(code.asSlice(listing.symbols().get("int8_rows8_x16")),
                     x16Call);
             boolean bf16 = cpuFlags.contains(BF16_FLAG);
-            return new Availability(new MachineCode(bf16Rows, bf16RowsF32x, f32Rows, bf16Rows8, f32Rows8, int8Rows, bf16Batch, f32Batch, nibbleRows,
+            return new Availability(new MachineCode(bf16Rows, bf16RowsF32x, f32Rows, bf16Rows8, bf16Rows8F32x, f32Rows8, int8Rows, bf16Batch, f32Batch, nibbleRows,
                     quantizeX16, int8RowsX16, int8Rows8X16, bf16), bf16 ? "AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpwssd"
                     : "AVX512-VNNI vpdpwssd; no AVX512-BF16, so one-row bfloat16 products widen the weights in "
                             + "registers and batches stay on the vector API");
@@ -314,7 +317,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
      */
     void bf16Rows(MemorySegment w, MemorySegment x, MemorySegment y, MemorySegment bias, int in, int rows) {
         requireBf16("bf16_rows");
-        longRowsFirst("bf16_rows", bf16Rows, bf16Rows8, 2, 2, w, x, y, bias, in, rows);
+        longRowsFirst("bf16_rows", bf16Rows, "bf16_rows8", bf16Rows8, 2, 2, w, x, y, bias, in, rows);
     }
 
     /**
@@ -322,7 +325,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
      * {@code w}, {@code y} and {@code bias} (may be null) are bfloat16.
      */
     void bf16RowsF32x(MemorySegment w, MemorySegment x, MemorySegment y, MemorySegment bias, int in, int rows) {
-        rowProduct("bf16_rows_f32x", bf16RowsF32x, 2, 4, w, x, y, bias, in, rows);
+        longRowsFirst("bf16_rows_f32x", bf16RowsF32x, "bf16_rows8_f32x", bf16Rows8F32x, 2, 4, w, x, y, bias, in, rows);
     }
 
     /**
@@ -330,19 +333,19 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
      * segment starts at the first row's data, {@code bias} may be null.
      */
     void f32Rows(MemorySegment w, MemorySegment x, MemorySegment y, MemorySegment bias, int in, int rows) {
-        longRowsFirst("f32_rows", f32Rows, f32Rows8, 4, 4, w, x, y, bias, in, rows);
+        longRowsFirst("f32_rows", f32Rows, "f32_rows8", f32Rows8, 4, 4, w, x, y, bias, in, rows);
     }
 
     /**
      * A one-row product on {@code oneRow}, except that where the input is {@link #LONG_INPUT_BYTES} or longer the
-     * most rows a multiple of eight covers go to {@code eightRows} ({@code kernel + "8"}) first.
+     * most rows a multiple of eight covers go to {@code eightRows} first.
      */
-    private static void longRowsFirst(String kernel, MethodHandle oneRow, MethodHandle eightRows, int bytes,
-                                      int inputBytes, MemorySegment w, MemorySegment x, MemorySegment y,
+    private static void longRowsFirst(String kernel, MethodHandle oneRow, String eightRowKernel, MethodHandle eightRows,
+                                      int bytes, int inputBytes, MemorySegment w, MemorySegment x, MemorySegment y,
                                       MemorySegment bias, int in, int rows) {
         int grouped = (long) inputBytes * in >= LONG_INPUT_BYTES ? rows & -8 : 0;
         if (grouped > 0) {
-            rowProduct(kernel + "8", eightRows, bytes, inputBytes, w, x, y, bias, in, grouped);
+            rowProduct(eightRowKernel, eightRows, bytes, inputBytes, w, x, y, bias, in, grouped);
         }
         if (grouped < rows) {
             rowProduct(kernel, oneRow, bytes, inputBytes, w.asSlice((long) bytes * in * grouped), x,

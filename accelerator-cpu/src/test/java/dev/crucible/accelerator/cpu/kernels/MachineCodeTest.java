@@ -100,9 +100,12 @@ class MachineCodeTest {
     }
 
     @Test
-    void bf16RowsF32xEqualsTheExactSumRoundedOnceForEveryTailAndBias() {
-        // The one-row bf16 product of CPUs without AVX512-BF16; it runs wherever the code loads.
-        MachineCode code = loaded();
+    void bf16RowsF32xEqualsTheExactSumRoundedOnceForEveryTailAndBias() throws ReflectiveOperationException {
+        // The one-row bf16 product of CPUs without AVX512-BF16; it runs wherever the code loads. Its input is float32,
+        // so from LONG_INPUT_BYTES / 4 columns on its first multiple of eight rows go to bf16_rows8_f32x.
+        MachineCode code = counting(loaded());
+        int longRowCalls = LONG_ROW_CALLS.get();
+        int longIn = (int) (MachineCode.LONG_INPUT_BYTES / 4);
         assertOneRowBf16Products((w, x, y, bias, in, rows) -> {
             try (Arena arena = Arena.ofConfined()) {
                 // Exactly the input's bytes: a read past its end would fault or be caught by the check.
@@ -112,7 +115,9 @@ class MachineCodeTest {
                 }
                 code.bf16RowsF32x(w, wide, y, bias, in, rows);
             }
-        }, 5, 0, 1, 2, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 255, 300, 896, 1000, 4864);
+        }, 5, 0, 1, 2, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 255, 300, 896, 1000, 4864, longIn - 1, longIn,
+                longIn + 1, longIn + 15, longIn + 2000);
+        assertTrue(LONG_ROW_CALLS.get() > longRowCalls, "bf16_rows8_f32x ran");
     }
 
     /** A one-row bf16 product as the tests call it: bf16 weights, input, output and bias (may be null). */
@@ -855,6 +860,8 @@ class MachineCodeTest {
                         lookup.findStatic(MachineCodeTest.class, "countF32", none)),
                 java.lang.invoke.MethodHandles.foldArguments(java.lang.invoke.MethodHandles.foldArguments(
                         code.bf16Rows8(), bf16), longRows),
+                java.lang.invoke.MethodHandles.foldArguments(java.lang.invoke.MethodHandles.foldArguments(
+                        code.bf16Rows8F32x(), bf16), longRows),
                 java.lang.invoke.MethodHandles.foldArguments(java.lang.invoke.MethodHandles.foldArguments(
                         code.f32Rows8(), f32Counter), longRows),
                 java.lang.invoke.MethodHandles.foldArguments(code.int8Rows(),
