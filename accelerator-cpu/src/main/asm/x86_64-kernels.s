@@ -14,6 +14,17 @@
 .intel_syntax noprefix
 .text
 
+# k1 = the lanes of the elements after the last whole vector of in (r8) elements, vectors of \lanes elements:
+# (1 << (in mod lanes)) - 1. eax and the 32-bit register \scratch are overwritten.
+.macro TAIL_MASK lanes, scratch
+    mov eax, r8d
+    and eax, \lanes - 1
+    mov \scratch, -1
+    shlx \scratch, \scratch, eax
+    not \scratch
+    kmovd k1, \scratch
+.endm
+
 # The horizontal sum of zmm0's 16 lanes into xmm0 (xmm1 is overwritten).
 .macro HSUM0
     vextractf64x4 ymm1, zmm0, 1
@@ -158,22 +169,61 @@
     vxorps ymm7, ymm7, ymm7
 .endm
 
-# One step of an eight-row kernel: \op (vfmadd231ps or vdpbf16ps) of the input vector in ymm8 with the same columns
-# of the block's eight rows, into accumulators ymm0..ymm7; then the input and both row pointers move on.
-.macro ROWS8_STEP op
-    \op ymm0, ymm8, [rbx]
-    \op ymm1, ymm8, [rbx + r10]
-    \op ymm2, ymm8, [rbx + 2 * r10]
-    \op ymm3, ymm8, [rbx + r11]
-    \op ymm4, ymm8, [r12]
-    \op ymm5, ymm8, [r12 + r10]
-    \op ymm6, ymm8, [r12 + 2 * r10]
-    \op ymm7, ymm8, [r12 + r11]
-    add rax, 32
-    add rbx, 32
-    add r12, 32
+# \op acc, row for each row of an eight-row block: accumulator 0-7 and the row's address at the current column.
+.macro EACH_ROW8 op
+    \op 0, rbx
+    \op 1, rbx + r10
+    \op 2, rbx + 2 * r10
+    \op 3, rbx + r11
+    \op 4, r12
+    \op 5, r12 + r10
+    \op 6, r12 + 2 * r10
+    \op 7, r12 + r11
 .endm
 
+# The eight-row kernels' per-row steps (EACH_ROW8), the input vector in ymm8 or zmm8: a whole vector, and the
+# masked one at the end of the rows (k1: TAIL_MASK).
+.macro DOT_BF16 acc, row:vararg
+    vdpbf16ps ymm\acc, ymm8, [\row]
+.endm
+
+.macro DOT_BF16_MASKED acc, row:vararg
+    vmovdqu16 ymm9{k1}{z}, [\row]
+    vdpbf16ps ymm\acc, ymm8, ymm9
+.endm
+
+.macro FMA_F32 acc, row:vararg
+    vfmadd231ps ymm\acc, ymm8, [\row]
+.endm
+
+.macro FMA_F32_MASKED acc, row:vararg
+    vfmadd231ps ymm\acc{k1}, ymm8, [\row]
+.endm
+
+# The bf16 weights at \row widened to float32 in zmm9 (vpmovzxwd, vpslld), times the float32 input in zmm8.
+.macro WIDEN_FMA acc, row:vararg
+    vpmovzxwd zmm9, [\row]
+    vpslld zmm9, zmm9, 16
+    vfmadd231ps zmm\acc, zmm9, zmm8
+.endm
+
+.macro WIDEN_FMA_MASKED acc, row:vararg
+    vmovdqu16 ymm9{k1}{z}, [\row]
+    vpmovzxwd zmm9, ymm9
+    vpslld zmm9, zmm9, 16
+    vfmadd231ps zmm\acc, zmm9, zmm8
+.endm
+
+# The end of a block of a bf16 eight-row kernel: the eight sums (REDUCE8) through the 32 bytes at rsp, each out as
+# in bf16_rows (BF16_ROW_OUT: bias, one rounding).
+.macro BF16_OUT8
+    REDUCE8
+    vmovups [rsp], ymm0
+    .irp at, 0, 4, 8, 12, 16, 20, 24, 28
+    vmovss xmm0, dword ptr [rsp + \at]
+    BF16_ROW_OUT
+    .endr
+.endm
 # void bf16_rows(const bf16 *w, const bf16 *x, bf16 *y, const bf16 *bias, int64 in, int64 rows)
 #
 # y[n] = bf16(Σ_k w[n·in + k]·x[k] + bias[n]) for n in [0, rows): rows of w one after another, the products of each
@@ -186,12 +236,7 @@ bf16_rows:
     test r9, r9
     jz 9f
     lea r10, [r8 + r8]              # bytes per row
-    mov eax, r8d
-    and eax, 15                     # elements after the last whole vector
-    mov r11d, -1
-    shlx r11d, r11d, eax
-    not r11d
-    kmovd k1, r11d                  # their word mask
+    TAIL_MASK 16, r11d
     mov r11, r10
     and r11, -128                   # bytes the four-vector loop covers
     and r8, -16
@@ -259,12 +304,7 @@ bf16_rows8:
     lea r10, [r8 + r8]              # bytes per row
     ENTER_ROWS8
     sub rsp, 32                     # the block's eight sums, on their way out
-    mov eax, r8d
-    and eax, 15                     # elements after the last whole vector
-    mov ebx, -1
-    shlx ebx, ebx, eax
-    not ebx
-    kmovd k1, ebx                   # their word mask
+    TAIL_MASK 16, ebx
     and r8, -16
     add r8, r8
     add r8, rsi                     # the end of the input's whole vectors
@@ -276,36 +316,19 @@ bf16_rows8:
     jae 42f
 41:
     vmovdqu32 ymm8, [rax]
-    ROWS8_STEP vdpbf16ps
+    EACH_ROW8 DOT_BF16
+    add rax, 32
+    add rbx, 32
+    add r12, 32
     cmp rax, r8
     jb 41b
 42:
     kortestw k1, k1
     jz 43f
     vmovdqu16 ymm8{k1}{z}, [rax]
-    vmovdqu16 ymm9{k1}{z}, [rbx]
-    vdpbf16ps ymm0, ymm8, ymm9
-    vmovdqu16 ymm9{k1}{z}, [rbx + r10]
-    vdpbf16ps ymm1, ymm8, ymm9
-    vmovdqu16 ymm9{k1}{z}, [rbx + 2 * r10]
-    vdpbf16ps ymm2, ymm8, ymm9
-    vmovdqu16 ymm9{k1}{z}, [rbx + r11]
-    vdpbf16ps ymm3, ymm8, ymm9
-    vmovdqu16 ymm9{k1}{z}, [r12]
-    vdpbf16ps ymm4, ymm8, ymm9
-    vmovdqu16 ymm9{k1}{z}, [r12 + r10]
-    vdpbf16ps ymm5, ymm8, ymm9
-    vmovdqu16 ymm9{k1}{z}, [r12 + 2 * r10]
-    vdpbf16ps ymm6, ymm8, ymm9
-    vmovdqu16 ymm9{k1}{z}, [r12 + r11]
-    vdpbf16ps ymm7, ymm8, ymm9
+    EACH_ROW8 DOT_BF16_MASKED
 43:
-    REDUCE8
-    vmovups [rsp], ymm0
-    .irp at, 0, 4, 8, 12, 16, 20, 24, 28
-    vmovss xmm0, dword ptr [rsp + \at]
-    BF16_ROW_OUT
-    .endr
+    BF16_OUT8
     lea rdi, [rdi + 8 * r10]
     dec r9
     jnz 40b
@@ -325,12 +348,7 @@ bf16_rows_f32x:
     test r9, r9
     jz 49f
     lea r10, [r8 + r8]              # weight bytes per row
-    mov eax, r8d
-    and eax, 15                     # elements after the last whole vector
-    mov r11d, -1
-    shlx r11d, r11d, eax
-    not r11d
-    kmovd k1, r11d                  # their mask (words of the weight, dwords of the input)
+    TAIL_MASK 16, r11d
     mov r11, r10
     and r11, -128                   # weight bytes the four-vector loop covers
     and r8, -16
@@ -390,21 +408,6 @@ bf16_rows_f32x:
     vzeroupper
     ret
 
-# One row's 16 columns in bf16_rows8_f32x: the bf16 weights at \row widened to float32 in zmm9, times the input in
-# zmm8, added to the row's accumulator zmm\acc. WIDEN_FMA_MASKED reads only the columns in k1.
-.macro WIDEN_FMA acc, row:vararg
-    vpmovzxwd zmm9, [\row]
-    vpslld zmm9, zmm9, 16
-    vfmadd231ps zmm\acc, zmm9, zmm8
-.endm
-
-.macro WIDEN_FMA_MASKED acc, row:vararg
-    vmovdqu16 ymm9{k1}{z}, [\row]
-    vpmovzxwd zmm9, ymm9
-    vpslld zmm9, zmm9, 16
-    vfmadd231ps zmm\acc, zmm9, zmm8
-.endm
-
 # void bf16_rows8_f32x(const bf16 *w, const float *x, bf16 *y, const bf16 *bias, int64 in, int64 rows)
 #
 # bf16_rows_f32x for long inputs, eight rows at a time for the reason bf16_rows8 gives (here the float32 input is
@@ -419,12 +422,7 @@ bf16_rows8_f32x:
     lea r10, [r8 + r8]              # weight bytes per row
     ENTER_ROWS8
     sub rsp, 32                     # the block's eight sums, on their way out
-    mov eax, r8d
-    and eax, 15                     # elements after the last whole vector
-    mov ebx, -1
-    shlx ebx, ebx, eax
-    not ebx
-    kmovd k1, ebx                   # their mask (words of the weights, dwords of the input)
+    TAIL_MASK 16, ebx
     and r8, -16
     shl r8, 2
     add r8, rsi                     # the end of the input's whole vectors
@@ -436,14 +434,7 @@ bf16_rows8_f32x:
     jae 52f
 51:
     vmovups zmm8, [rax]
-    WIDEN_FMA 0, rbx
-    WIDEN_FMA 1, rbx + r10
-    WIDEN_FMA 2, rbx + 2 * r10
-    WIDEN_FMA 3, rbx + r11
-    WIDEN_FMA 4, r12
-    WIDEN_FMA 5, r12 + r10
-    WIDEN_FMA 6, r12 + 2 * r10
-    WIDEN_FMA 7, r12 + r11
+    EACH_ROW8 WIDEN_FMA
     add rax, 64
     add rbx, 32
     add r12, 32
@@ -453,25 +444,13 @@ bf16_rows8_f32x:
     kortestw k1, k1
     jz 53f
     vmovups zmm8{k1}{z}, [rax]
-    WIDEN_FMA_MASKED 0, rbx
-    WIDEN_FMA_MASKED 1, rbx + r10
-    WIDEN_FMA_MASKED 2, rbx + 2 * r10
-    WIDEN_FMA_MASKED 3, rbx + r11
-    WIDEN_FMA_MASKED 4, r12
-    WIDEN_FMA_MASKED 5, r12 + r10
-    WIDEN_FMA_MASKED 6, r12 + 2 * r10
-    WIDEN_FMA_MASKED 7, r12 + r11
+    EACH_ROW8 WIDEN_FMA_MASKED
 53:
     .irp acc, 0, 1, 2, 3, 4, 5, 6, 7
     vextractf64x4 ymm9, zmm\acc, 1
     vaddps ymm\acc, ymm\acc, ymm9
     .endr
-    REDUCE8
-    vmovups [rsp], ymm0
-    .irp at, 0, 4, 8, 12, 16, 20, 24, 28
-    vmovss xmm0, dword ptr [rsp + \at]
-    BF16_ROW_OUT
-    .endr
+    BF16_OUT8
     lea rdi, [rdi + 8 * r10]
     dec r9
     jnz 50b
@@ -490,12 +469,7 @@ f32_rows:
     test r9, r9
     jz 29f
     lea r10, [4 * r8]               # bytes per row
-    mov eax, r8d
-    and eax, 7                      # elements after the last whole vector
-    mov r11d, -1
-    shlx r11d, r11d, eax
-    not r11d
-    kmovd k1, r11d                  # their lane mask
+    TAIL_MASK 8, r11d
     mov r11, r10
     and r11, -128                   # bytes the four-vector loop covers
     and r8, -8
@@ -565,12 +539,7 @@ f32_rows:
 f32_rows8:
     lea r10, [4 * r8]               # bytes per row
     ENTER_ROWS8
-    mov eax, r8d
-    and eax, 7                      # elements after the last whole vector
-    mov ebx, -1
-    shlx ebx, ebx, eax
-    not ebx
-    kmovd k1, ebx                   # their lane mask
+    TAIL_MASK 8, ebx
     and r8, -8
     shl r8, 2
     add r8, rsi                     # the end of the input's whole vectors
@@ -582,21 +551,17 @@ f32_rows8:
     jae 32f
 31:
     vmovups ymm8, [rax]
-    ROWS8_STEP vfmadd231ps
+    EACH_ROW8 FMA_F32
+    add rax, 32
+    add rbx, 32
+    add r12, 32
     cmp rax, r8
     jb 31b
 32:
     kortestw k1, k1
     jz 33f
     vmovups ymm8{k1}{z}, [rax]
-    vfmadd231ps ymm0{k1}, ymm8, [rbx]
-    vfmadd231ps ymm1{k1}, ymm8, [rbx + r10]
-    vfmadd231ps ymm2{k1}, ymm8, [rbx + 2 * r10]
-    vfmadd231ps ymm3{k1}, ymm8, [rbx + r11]
-    vfmadd231ps ymm4{k1}, ymm8, [r12]
-    vfmadd231ps ymm5{k1}, ymm8, [r12 + r10]
-    vfmadd231ps ymm6{k1}, ymm8, [r12 + 2 * r10]
-    vfmadd231ps ymm7{k1}, ymm8, [r12 + r11]
+    EACH_ROW8 FMA_F32_MASKED
 33:
     REDUCE8
     test rcx, rcx
@@ -1020,12 +985,7 @@ bf16_batch\R:
     push rbx
     push r12
     lea r11, [r8 + r8]              # bytes per weight row
-    mov eax, r8d
-    and eax, 31
-    mov ebx, -1
-    shlx ebx, ebx, eax
-    not ebx
-    kmovd k1, ebx                   # the last vector's word mask
+    TAIL_MASK 32, ebx
     mov rbx, r11
     and rbx, -128                   # bytes the two-vector loop covers
     and r8, -32

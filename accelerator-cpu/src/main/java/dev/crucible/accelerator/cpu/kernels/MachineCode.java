@@ -336,6 +336,11 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
         longRowsFirst("f32_rows", f32Rows, "f32_rows8", f32Rows8, 4, 4, w, x, y, bias, in, rows);
     }
 
+    /** The rows an eight-row kernel takes for an input of {@code inputBytes}: none below LONG_INPUT_BYTES. */
+    private static int eightRowBlocks(long inputBytes, int rows) {
+        return inputBytes >= LONG_INPUT_BYTES ? rows & -8 : 0;
+    }
+
     /**
      * A one-row product on {@code oneRow}, except that where the input is {@link #LONG_INPUT_BYTES} or longer the
      * most rows a multiple of eight covers go to {@code eightRows} first.
@@ -343,7 +348,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
     private static void longRowsFirst(String kernel, MethodHandle oneRow, String eightRowKernel, MethodHandle eightRows,
                                       int bytes, int inputBytes, MemorySegment w, MemorySegment x, MemorySegment y,
                                       MemorySegment bias, int in, int rows) {
-        int grouped = (long) inputBytes * in >= LONG_INPUT_BYTES ? rows & -8 : 0;
+        int grouped = eightRowBlocks((long) inputBytes * in, rows);
         if (grouped > 0) {
             rowProduct(eightRowKernel, eightRows, bytes, inputBytes, w, x, y, bias, in, grouped);
         }
@@ -459,7 +464,7 @@ public record MachineCode(MethodHandle bf16Rows, MethodHandle bf16RowsF32x, Meth
                     + " bytes given");
         }
         // One scale per row and a long input: the first multiple of eight rows on int8_rows8_x16 (same bits).
-        int grouped = block == in && 2L * in >= LONG_INPUT_BYTES ? rows & -8 : 0;
+        int grouped = block == in ? eightRowBlocks(2L * in, rows) : 0;
         try {
             MemorySegment addend = bias == null ? MemorySegment.NULL : bias;
             MemorySegment xscales = xq.asSlice(2L * in);

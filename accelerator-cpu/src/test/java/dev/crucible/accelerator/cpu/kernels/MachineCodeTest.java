@@ -138,13 +138,11 @@ class MachineCodeTest {
                     MemorySegment x = bf16(arena, random, Math.max(1, in));
                     MemorySegment bias = bf16(arena, random, rows);
                     for (boolean withBias : new boolean[] {false, true}) {
-                        MemorySegment guarded = arena.allocate(2L * (rows + 2));
-                        guarded.fill((byte) 0x5a);
+                        MemorySegment guarded = guardedOutput(arena, 2L * rows, 2);
                         MemorySegment y = guarded.asSlice(2, 2L * rows);
                         product.run(w, x, y, withBias ? bias : null, in, rows);
                         String where = "in " + in + ", " + rows + " rows, bias " + withBias;
-                        assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, 0), "written before y, " + where);
-                        assertEquals((short) 0x5a5a, guarded.getAtIndex(BF16, rows + 1), "written after y, " + where);
+                        assertGuardsUntouched(guarded, 2, where);
                         for (int n = 0; n < rows; n++) {
                             assertBf16Product(MatVec.bf16ToFloat(y.getAtIndex(BF16, n)), w, (long) n * in, x, 0, in,
                                     withBias ? MatVec.bf16ToFloat(bias.getAtIndex(BF16, n)) : 0, where + ", row " + n);
@@ -219,14 +217,11 @@ class MachineCodeTest {
                     MemorySegment x = f32(arena, random, Math.max(1, in));
                     MemorySegment bias = f32(arena, random, rows);
                     for (boolean withBias : new boolean[] {false, true}) {
-                        MemorySegment guarded = arena.allocate(4L * (rows + 2));
-                        guarded.fill((byte) 0x5a);
+                        MemorySegment guarded = guardedOutput(arena, 4L * rows, 4);
                         MemorySegment y = guarded.asSlice(4, 4L * rows);
                         code.f32Rows(w, x, y, withBias ? bias : null, in, rows);
                         String where = "in " + in + ", " + rows + " rows, bias " + withBias;
-                        assertEquals(0x5a5a5a5a, guarded.getAtIndex(ValueLayout.JAVA_INT, 0), "written before y, " + where);
-                        assertEquals(0x5a5a5a5a, guarded.getAtIndex(ValueLayout.JAVA_INT, rows + 1),
-                                "written after y, " + where);
+                        assertGuardsUntouched(guarded, 4, where);
                         for (int n = 0; n < rows; n++) {
                             double exact = withBias ? bias.getAtIndex(ValueLayout.JAVA_FLOAT, n) : 0;
                             double magnitude = Math.abs(exact);
@@ -442,7 +437,7 @@ class MachineCodeTest {
                         MemorySegment y = guarded.asSlice(bytes, (long) bytes * rows);
                         code.int8Rows(codes, x, y, scales, bias.segment(), bf16, in, block, rows);
                         String where = in + "/" + block + (bf16 ? " bf16" : " f32") + (withBias ? " + bias" : "");
-                        assertGuardsUntouched(guarded, where);
+                        assertGuardsUntouched(guarded, bytes, where);
                         for (int n = 0; n < rows; n++) {
                             double exact = biasValues[n];
                             double magnitude = Math.abs(exact);
@@ -575,11 +570,13 @@ class MachineCodeTest {
         return guarded;
     }
 
-    /** The first and last byte of {@link #guardedOutput} are as they were: nothing was written outside y. */
-    private static void assertGuardsUntouched(MemorySegment guarded, String where) {
-        assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, 0) & 0xff, "written before y, " + where);
-        assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, guarded.byteSize() - 1) & 0xff,
-                "written after y, " + where);
+    /** The {@code guard} bytes at each end of {@link #guardedOutput} are as they were: nothing written outside y. */
+    private static void assertGuardsUntouched(MemorySegment guarded, int guard, String where) {
+        for (int i = 0; i < guard; i++) {
+            assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, i) & 0xff, "written before y, " + where);
+            assertEquals(0x5a, guarded.get(ValueLayout.JAVA_BYTE, guarded.byteSize() - 1 - i) & 0xff,
+                    "written after y, " + where);
+        }
     }
 
     private static float input(MemorySegment x, boolean bf16, int k) {
@@ -620,7 +617,7 @@ class MachineCodeTest {
                         MemorySegment y = guarded.asSlice(bytes, (long) bytes * rows);
                         code.int8RowsX16(codes, xq, y, scales, bias.segment(), bf16, in, block, rows);
                         String where = in + "/" + block + (bf16 ? " bf16" : " f32") + (withBias ? " + bias" : "");
-                        assertGuardsUntouched(guarded, where);
+                        assertGuardsUntouched(guarded, bytes, where);
                         for (int n = 0; n < rows; n++) {
                             double exact = biasValues[n];      // of the 16-bit input the code multiplies
                             double magnitude = Math.abs(exact);
